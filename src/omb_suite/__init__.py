@@ -1,0 +1,1 @@
+"""Shared library of the OMB regression suite: OSU lookup, parsing, placement, checks."""
