@@ -1,0 +1,106 @@
+"""ReFrame site configuration of the OMB regression suite.
+
+Use:  reframe -C reframe/config/settings.py -c reframe/checks -r
+
+- Systems are defined one per file in ``reframe/config/systems/*.py`` (each defines a
+  ``system`` dict); ``local`` (any Linux box) comes last and matches every host name,
+  so it is the default when no other system matches.  Select one with ``--system``.
+- Programming environments come from ``omb-setup`` (``.omb/environments.json``): one
+  per Spack environment view or system MPI, with features ``+mpi +<family> +osu``...
+- Perflogs go to ``perflogs/<system>/<partition>/<TestClass>.log`` (one record per
+  performance variable, time-zone-aware timestamps); run reports and the results
+  database go next to them. ``OMB_RESULTS_DIR`` moves all of it.
+"""
+
+import importlib.util
+import os
+from pathlib import Path
+
+from omb_suite import environs
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs'))
+
+
+ENVIRONMENTS = environs.reframe_environments()
+
+
+def _load_systems() -> list:
+    """Every system file; partitions that name no ``environs`` get all environments."""
+    systems, local = [], None
+    for path in sorted((Path(__file__).parent / 'systems').glob('*.py')):
+        spec = importlib.util.spec_from_file_location(f'omb_system_{path.stem}', path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for part in module.system['partitions']:
+            part.setdefault('environs', [e['name'] for e in ENVIRONMENTS])
+        if module.system['name'] == 'local':
+            local = module.system
+        else:
+            systems.append(module.system)
+    return [*systems, local]
+
+
+#: Columns of every perflog record, in order (see docs/perflogs.md).
+PERFLOG_COLUMNS = (
+    'job_completion_time', 'result', 'system', 'partition', 'environ', 'name',
+    'display_name', 'jobid', 'job_nodelist', 'num_nodes', 'num_tasks', 'num_tasks_per_node',
+    'benchmark', 'placement', 'mapping', 'algorithm', 'buffers', 'mpi_family', 'mpi_version',
+    'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'placement_observed',
+    'algorithm_evidence', 'session_tag', 'perf_var', 'perf_value', 'perf_unit', 'perf_ref',
+    'perf_lower_thres', 'perf_upper_thres', 'perf_result',
+)
+
+site_configuration = {
+    'systems': _load_systems(),
+    'environments': ENVIRONMENTS,
+    'modes': [
+        {
+            'name': 'quick',
+            'options': ['-S', 'message_sizes=8,65536', '-S', 'max_size=65536',
+                        '-S', 'iterations=200', '-S', 'warmup=20',
+                        '-S', 'large_iterations=50', '-S', 'large_warmup=5'],
+        },
+        {
+            'name': 'nightly',
+            'options': ['-S', 'iterations=2000', '-S', 'warmup=200'],
+        },
+        {
+            'name': 'procurement',
+            'options': ['--tag', 'procurement'],
+        },
+        {
+            'name': 'upgrade',
+            'options': ['-S', 'require_reference=1', '-S', 'iterations=10000',
+                        '-S', 'warmup=1000'],
+        },
+    ],
+    'logging': [
+        {
+            'perflog_multiline': True,
+            'handlers_perflog': [
+                {
+                    'type': 'filelog',
+                    'basedir': str(RESULTS),
+                    'prefix': '%(check_system)s/%(check_partition)s',
+                    'level': 'info',
+                    'format': '|'.join(f'%(check_{c})s' for c in PERFLOG_COLUMNS),
+                    'datefmt': '%FT%T%:z',
+                    'append': True,
+                },
+            ],
+        }
+    ],
+    'general': [
+        {
+            'report_file': str(RESULTS / 'reports' / 'run-report-{sessionid}.json'),
+            'check_search_recursive': False,
+        }
+    ],
+    'storage': [
+        {
+            'enable': True,
+            'sqlite_db_file': str(RESULTS / 'results.db'),
+        }
+    ],
+}

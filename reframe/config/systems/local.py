@@ -1,0 +1,30 @@
+"""``local``: any Linux machine, ranks started with ``mpirun`` on this host.
+
+The processor topology (sockets, cores, NUMA nodes) is detected when the configuration
+is loaded, with ReFrame's own detection; nothing is typed in.
+"""
+
+from reframe.utility.cpuinfo import cpuinfo
+
+system = {
+    'name': 'local',
+    'descr': 'This machine (detected topology), local scheduler, mpirun',
+    'hostnames': ['.*'],
+    'modules_system': 'nomod',
+    'partitions': [
+        {
+            'name': 'default',
+            'descr': 'All cores of this machine',
+            'scheduler': 'local',
+            'launcher': 'mpirun',
+            'processor': cpuinfo(),
+            'features': ['cpu'],
+            'max_jobs': 1,
+            'env_vars': [
+                ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
+                ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+            ],
+            'extras': {'num_nodes': 1},
+        }
+    ],
+}

@@ -1,0 +1,117 @@
+"""Programming environments for ReFrame, from the registry that ``omb-setup`` writes.
+
+``omb-setup`` records every MPI + OSU combination it built or found (Spack environment
+views, Debian/site MPIs with ``OSU_ROOT``) in ``.omb/environments.json``. This module
+turns those entries into ReFrame ``environments`` entries with features that checks
+select on: ``+mpi``, ``+<family>`` (``+openmpi``, ``+mpich``, ``+mvapich``...),
+``+osu`` when OSU is present, ``+cuda``/``+rocm`` for GPU builds, ``+spack``.
+
+Without a registry (setup not run yet) one environment, ``default-mpi``, describes the
+``mpirun`` on ``PATH`` and ``$OSU_ROOT``, so the suite still works without editing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
+
+#: Loggable facts a check copies from the environment's ``extras``.
+FACTS = ('mpi_family', 'mpi_version', 'osu_root', 'osu_version', 'osu_spec', 'mpi_spec',
+         'spack_lock', 'spack_env', 'source')
+
+
+def repo_root() -> Path:
+    """The checkout this package was installed from (editable install) or the CWD."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / 'reframe' / 'config' / 'settings.py').is_file():
+            return parent
+    return Path.cwd()
+
+
+def registry_path() -> Path:
+    return Path(os.environ.get(REGISTRY_ENV) or repo_root() / '.omb' / 'environments.json')
+
+
+def load_registry(path: Path | None = None) -> list[dict[str, Any]]:
+    """Entries of the registry, or ``[]`` when ``omb-setup`` has not written one."""
+    path = path or registry_path()
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text())
+        return list(data['environments'])
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f'{path}: not a valid environment registry ({err}); '
+                         f're-create it with: omb-setup') from err
+
+
+def features(entry: dict[str, Any]) -> list[str]:
+    family = entry['mpi_family']
+    feats = ['mpi', family]
+    if family.startswith('mvapich'):
+        feats.append('mvapich')
+    if entry.get('osu_root'):
+        feats.append('osu')
+    feats += [gpu for gpu in ('cuda', 'rocm') if entry.get(gpu)]
+    if entry.get('source') == 'spack':
+        feats.append('spack')
+    return sorted(set(feats))
+
+
+def to_reframe(entry: dict[str, Any]) -> dict[str, Any]:
+    """One registry entry as a ReFrame environment configuration."""
+    env_vars: list[list[str]] = []
+    if entry.get('path'):
+        env_vars.append(['PATH', os.pathsep.join([*entry['path'], '$PATH'])])
+    if entry.get('osu_root'):
+        env_vars.append(['OSU_ROOT', entry['osu_root']])
+    env_vars += [[k, str(v)] for k, v in sorted((entry.get('env_vars') or {}).items())]
+    extras = {k: entry.get(k) for k in FACTS}
+    extras['env_path'] = list(entry.get('path') or [])
+    return {
+        'name': entry['name'],
+        'target_systems': entry.get('target_systems', ['*']),
+        'features': features(entry),
+        'cc': 'mpicc', 'cxx': 'mpicxx', 'ftn': 'mpif90',
+        'env_vars': env_vars,
+        'extras': extras,
+    }
+
+
+def detect_path_mpi() -> dict[str, Any] | None:
+    """Describe the ``mpirun`` on ``PATH`` (family, version), or ``None`` if absent."""
+    mpirun = shutil.which('mpirun')
+    if not mpirun:
+        return None
+    try:
+        out = subprocess.run([mpirun, '--version'], capture_output=True, text=True,
+                             timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ''
+    family, version = 'unknown', None
+    if m := re.search(r'Open MPI\)?\s+(\d+\.\d+(?:\.\d+)?)', out):
+        family, version = 'openmpi', m[1]
+    elif 'HYDRA' in out or 'MPICH' in out:
+        family = 'mpich'
+        m = re.search(r'Version:\s+(\S+)', out)
+        version = m[1] if m else None
+    osu_root = os.environ.get('OSU_ROOT') or None
+    return {'name': 'default-mpi', 'mpi_family': family, 'mpi_version': version,
+            'osu_root': osu_root, 'source': 'path'}
+
+
+def reframe_environments() -> list[dict[str, Any]]:
+    """All environments for the site configuration (registry, else PATH fallback)."""
+    entries = load_registry()
+    if not entries:
+        fallback = detect_path_mpi()
+        entries = [fallback] if fallback else []
+    return [to_reframe(e) for e in entries]
