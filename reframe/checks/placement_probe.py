@@ -31,6 +31,7 @@ class PlacementProbe(PlacedPair, rfm.RunOnlyRegressionTest):
     valid_prog_environs = ['+mpi']
     probe_build = fixture(PlacementProbeBuild, scope='environment')
     placement_observed = variable(str, value='')
+    num_nodes = variable(int, value=1)
     tags = {'placement', 'probe'}
 
     @run_after('setup')

@@ -179,6 +179,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         same launcher command before the benchmark."""
         self.executable_opts = self.osu_options()
         self.job.launcher.options = self.launcher_options()
+        # ReFrame copies the job shape into the job only in run(); the probe needs it now
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
         launcher = self.job.launcher.run_command(self.job)
         exe = os.path.join(self.probe_build.stagedir, self.probe_build.executable)
         self.prerun_cmds = [*self.prerun_cmds, f'{launcher} {exe} > {PROBE_OUTPUT} 2>&1']
@@ -260,15 +263,22 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         self.perf_variables = perf
 
 
-class PlacedPair(rfm.RegressionMixin):
+def launch_options(test: rfm.RegressionTest, table, name: str) -> list[str]:
+    """srun's ``--mpi`` plugin plus the placement/mapping options from ``table``."""
+    part = test.current_partition
+    launcher = part.launcher_type.registered_name
+    family = test.current_environ.extras.get('mpi_family')
+    return [*placement.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
+            *table(name, launcher, family, part.extras.get('placement_options'))]
+
+
+class PlacedPair(rfm.RegressionTestPlugin):
     """Two ranks placed as ``self.placement`` says, skipped where impossible.
 
     The child defines ``placement`` (usually ``parameter(placement.placement_names())``):
     ``intra_socket``, ``inter_socket`` or ``inter_node``.
+    Sets ``num_nodes`` (a loggable variable the test must declare).
     """
-
-    #: Nodes the job spans (1 or 2), for the perflog.
-    num_nodes = variable(int, value=1)
 
     @run_after('setup')
     def shape_job(self):
@@ -288,10 +298,7 @@ class PlacedPair(rfm.RegressionMixin):
         self.num_nodes = where.num_nodes
 
     def pair_options(self) -> list[str]:
-        return placement.placement_options(
-            self.placement, self.current_partition.launcher_type.registered_name,
-            self.current_environ.extras.get('mpi_family'),
-            self.current_partition.extras.get('placement_options'))
+        return launch_options(self, placement.placement_options, self.placement)
 
 
 class OsuPt2PtBase(PlacedPair, OsuRunBase):

@@ -97,6 +97,16 @@ def mapping_options(name: str, launcher: str, mpi_family: str | None,
     return _options('mappings', name, launcher, mpi_family, overrides)
 
 
+def srun_mpi_options(launcher: str, mpi_family: str | None,
+                     srun_mpi: dict[str, str] | None) -> list[str]:
+    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table."""
+    if launcher != 'srun' or not srun_mpi:
+        return []
+    family = mpi_family or ''
+    plugin = srun_mpi.get(family) or srun_mpi.get(family.split('-')[0])
+    return [f'--mpi={plugin}'] if plugin else []
+
+
 def unmet_needs(placement: Placement, *, num_nodes: int, num_sockets: int,
                 cores_per_socket: int) -> str | None:
     """Why a partition cannot offer ``placement``, or ``None`` when it can."""

@@ -1,0 +1,51 @@
+"""Run ReFrame on our configuration in a scratch directory, for tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from omb_suite import benchmarks
+
+REPO = Path(__file__).resolve().parents[1]
+REFRAME = str(Path(sys.executable).parent / 'reframe')
+SETTINGS = str(REPO / 'reframe' / 'config' / 'settings.py')
+CHECKS = str(REPO / 'reframe' / 'checks')
+
+
+def fake_osu_tree(root: Path) -> Path:
+    """An OSU install tree with every catalogued program (scripts that do nothing)."""
+    for info in benchmarks.catalogue().values():
+        exe = root / 'libexec/osu-micro-benchmarks/mpi' / info.group / info.name
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text('#!/bin/sh\nexit 0\n')
+        exe.chmod(0o755)
+    return root
+
+
+def write_registry(path: Path, entries: list[dict]) -> Path:
+    path.write_text(json.dumps({'version': 1, 'environments': entries}))
+    return path
+
+
+def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
+                extra_env: dict[str, str] | None = None,
+                timeout: int = 600) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.update({'OMB_RESULTS_DIR': str(tmp / 'results'), 'RFM_TOPOLOGY_DIR': str(tmp / 'topo')})
+    env.pop('OSU_ROOT', None)
+    if registry:
+        env['OMB_ENVIRONMENTS_FILE'] = str(registry)
+    env.update(extra_env or {})
+    cmd = [REFRAME, '-C', SETTINGS, '-c', CHECKS, '--prefix', str(tmp / 'rfm'), *args]
+    return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def job_scripts(tmp: Path) -> dict[str, str]:
+    """Generated job scripts by test directory name."""
+    return {p.parent.name: p.read_text()
+            for p in (tmp / 'rfm' / 'stage').rglob('rfm_job.sh')}

@@ -1,0 +1,87 @@
+"""`reframe --list` and `--dry-run` of every check, asserting the generated job scripts."""
+
+from __future__ import annotations
+
+import pytest
+from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+
+
+@pytest.fixture
+def registry(tmp_path):
+    osu = fake_osu_tree(tmp_path / 'osu')
+    return write_registry(tmp_path / 'environments.json', [
+        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(osu), 'osu_version': '7.4', 'source': 'system'},
+        {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
+         'osu_root': str(osu), 'path': ['/opt/mpich/bin'], 'source': 'system'},
+    ])
+
+
+def test_list_shows_every_check(tmp_path, registry):
+    out = run_reframe(tmp_path, '--system', 'local', '-l', registry=registry)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for name in ('OsuPt2Pt %benchmark=osu_latency %placement=intra_socket',
+                 'OsuPt2Pt %benchmark=osu_bw_persistent %placement=inter_node',
+                 'PlacementProbe %placement=inter_socket'):
+        assert name in out.stdout
+
+
+def test_dry_run_local_intra_socket(tmp_path, registry):
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
+                      'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket',
+                      '-S', 'iterations=100', '-S', 'warmup=10', registry=registry)
+    assert out.returncode == 0, out.stdout + out.stderr
+    scripts = job_scripts(tmp_path)
+    script = scripts['OsuPt2Pt_7f4d3b7b'] if 'OsuPt2Pt_7f4d3b7b' in scripts else next(
+        s for k, s in scripts.items() if k.startswith('OsuPt2Pt'))
+    launch = 'mpirun -np 2 --map-by core --bind-to core'
+    assert f'{launch} ' in script and 'placement_probe > placement.out 2>&1' in script
+    bench_line = next(line for line in script.splitlines() if 'osu_latency' in line)
+    assert bench_line.startswith(launch)
+    assert bench_line.endswith('osu_latency -m :4194304 -x 10 -i 100') or \
+        bench_line.endswith('osu_latency -m 4194304 -x 10 -i 100')
+    # the MPICH environment speaks Hydra and has its own mpirun first on PATH
+    assert 'export PATH=/opt/mpich/bin:$PATH' in out.stdout or any(
+        'export PATH=/opt/mpich/bin' in s and '-bind-to core' in s for s in scripts.values())
+
+
+def test_dry_run_skips_placements_local_cannot_offer(tmp_path, registry):
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
+                      'OsuPt2Pt%benchmark=osu_bw%placement=inter_node', registry=registry)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "placement 'inter_node' needs 2 nodes but the partition has 1" in out.stdout
+
+
+def test_dry_run_slurm_template_srun(tmp_path, registry):
+    out = run_reframe(tmp_path, '--system', 'generic-slurm:cpu', '--dry-run', '-n',
+                      'OsuPt2Pt%benchmark=osu_bibw', '-S', 'max_size=65536',
+                      registry=registry)
+    assert out.returncode == 0, out.stdout + out.stderr
+    scripts = job_scripts(tmp_path)
+    by_placement = {}
+    for script in scripts.values():
+        if 'osu_bibw' in script:
+            line = next(x for x in script.splitlines() if x.endswith('osu_bibw -m :65536')
+                        or x.endswith('osu_bibw -m 65536'))
+            by_placement[line] = script
+    lines = set(by_placement)
+    assert any(x.startswith('srun --mpi=pmix --distribution=block:block --cpu-bind=cores ')
+               for x in lines), lines
+    assert any(x.startswith('srun --mpi=pmix --distribution=block:cyclic --cpu-bind=cores ')
+               for x in lines), lines
+    assert any(x.startswith('srun --mpi=pmi2 --distribution=cyclic --cpu-bind=cores ')
+               for x in lines), lines
+    inter_node = next(s for x, s in by_placement.items() if '--distribution=cyclic ' in x)
+    assert '#SBATCH --ntasks=2' in inter_node and '#SBATCH --ntasks-per-node=1' in inter_node
+    assert '#SBATCH --partition=cpu' in inter_node
+
+
+def test_missing_osu_skips_with_instructions(tmp_path):
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'bare-openmpi', 'mpi_family': 'openmpi', 'osu_root': None,
+         'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
+                      'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket',
+                      registry=registry, extra_env={'PATH': '/usr/bin:/bin'})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert 'osu_latency: not found' in out.stdout and 'omb-setup' in out.stdout
