@@ -40,12 +40,13 @@ def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
     if registry:
         env['OMB_ENVIRONMENTS_FILE'] = str(registry)
     env.update(extra_env or {})
-    cmd = [REFRAME, '-C', SETTINGS, '-c', CHECKS, '--prefix', str(tmp / 'rfm'), *args]
+    cmd = [REFRAME, '--nocolor', '-C', SETTINGS, '-c', CHECKS, '--prefix', str(tmp / 'rfm'),
+           *args]
     return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
                           timeout=timeout)
 
 
 def job_scripts(tmp: Path) -> dict[str, str]:
-    """Generated job scripts by test directory name."""
-    return {p.parent.name: p.read_text()
-            for p in (tmp / 'rfm' / 'stage').rglob('rfm_job.sh')}
+    """Generated job scripts by ``<system>/<partition>/<environ>/<test dir>``."""
+    stage = tmp / 'rfm' / 'stage'
+    return {str(p.parent.relative_to(stage)): p.read_text() for p in stage.rglob('rfm_job.sh')}

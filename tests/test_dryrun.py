@@ -32,17 +32,15 @@ def test_dry_run_local_intra_socket(tmp_path, registry):
                       '-S', 'iterations=100', '-S', 'warmup=10', registry=registry)
     assert out.returncode == 0, out.stdout + out.stderr
     scripts = job_scripts(tmp_path)
-    script = scripts['OsuPt2Pt_7f4d3b7b'] if 'OsuPt2Pt_7f4d3b7b' in scripts else next(
-        s for k, s in scripts.items() if k.startswith('OsuPt2Pt'))
+    ompi = next(s for k, s in scripts.items() if k.startswith('local/default/test-openmpi/'))
     launch = 'mpirun -np 2 --map-by core --bind-to core'
-    assert f'{launch} ' in script and 'placement_probe > placement.out 2>&1' in script
-    bench_line = next(line for line in script.splitlines() if 'osu_latency' in line)
-    assert bench_line.startswith(launch)
-    assert bench_line.endswith('osu_latency -m :4194304 -x 10 -i 100') or \
-        bench_line.endswith('osu_latency -m 4194304 -x 10 -i 100')
-    # the MPICH environment speaks Hydra and has its own mpirun first on PATH
-    assert 'export PATH=/opt/mpich/bin:$PATH' in out.stdout or any(
-        'export PATH=/opt/mpich/bin' in s and '-bind-to core' in s for s in scripts.values())
+    assert f'{launch} ' in ompi and 'placement_probe > placement.out 2>&1' in ompi
+    bench = next(line for line in ompi.splitlines() if 'osu_latency' in line)
+    assert bench.startswith(launch) and bench.endswith('osu_latency -m 4194304 -x 10 -i 100')
+    # the MPICH environment speaks Hydra and puts its own mpirun first on PATH
+    mpich = next(s for k, s in scripts.items() if k.startswith('local/default/test-mpich/'))
+    assert 'export PATH=/opt/mpich/bin:$PATH' in mpich
+    assert 'mpirun -np 2 -bind-to core ' in mpich
 
 
 def test_dry_run_skips_placements_local_cannot_offer(tmp_path, registry):
@@ -60,9 +58,8 @@ def test_dry_run_slurm_template_srun(tmp_path, registry):
     scripts = job_scripts(tmp_path)
     by_placement = {}
     for script in scripts.values():
-        if 'osu_bibw' in script:
-            line = next(x for x in script.splitlines() if x.endswith('osu_bibw -m :65536')
-                        or x.endswith('osu_bibw -m 65536'))
+        if '/pt2pt/osu_bibw ' in script:
+            line = next(x for x in script.splitlines() if x.endswith('osu_bibw -m 65536'))
             by_placement[line] = script
     lines = set(by_placement)
     assert any(x.startswith('srun --mpi=pmix --distribution=block:block --cpu-bind=cores ')

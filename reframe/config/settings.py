@@ -2,9 +2,10 @@
 
 Use:  reframe -C reframe/config/settings.py -c reframe/checks -r
 
-- Systems are defined one per file in ``reframe/config/systems/*.py`` (each defines a
-  ``system`` dict); ``local`` (any Linux box) comes last and matches every host name,
-  so it is the default when no other system matches.  Select one with ``--system``.
+- Systems are defined one per file in ``reframe/config/systems/*.py`` and in the
+  directories of ``$OMB_SYSTEMS_PATH`` (each defines a ``system`` dict). ``local``
+  (any Linux box) comes last and matches every host name, so it is the default when
+  no other system matches. Select one with ``--system``.
 - Programming environments come from ``omb-setup`` (``.omb/environments.json``): one
   per Spack environment view or system MPI, with features ``+mpi +<family> +osu``...
 - Perflogs go to ``perflogs/<system>/<partition>/<TestClass>.log`` (one record per
@@ -25,10 +26,17 @@ RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs'))
 ENVIRONMENTS = environs.reframe_environments()
 
 
+def _system_files() -> list[Path]:
+    """``systems/*.py`` plus those in ``$OMB_SYSTEMS_PATH`` (site configs kept elsewhere)."""
+    dirs = [Path(__file__).parent / 'systems']
+    dirs += [Path(d) for d in os.environ.get('OMB_SYSTEMS_PATH', '').split(os.pathsep) if d]
+    return [p for d in dirs for p in sorted(d.glob('*.py'))]
+
+
 def _load_systems() -> list:
     """Every system file; partitions that name no ``environs`` get all environments."""
     systems, local = [], None
-    for path in sorted((Path(__file__).parent / 'systems').glob('*.py')):
+    for path in _system_files():
         spec = importlib.util.spec_from_file_location(f'omb_system_{path.stem}', path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -57,9 +65,8 @@ site_configuration = {
     'modes': [
         {
             'name': 'quick',
-            'options': ['-S', 'message_sizes=8,65536', '-S', 'max_size=65536',
-                        '-S', 'iterations=200', '-S', 'warmup=20',
-                        '-S', 'large_iterations=50', '-S', 'large_warmup=5'],
+            'options': ['-S', 'message_sizes=1,8,1024,65536', '-S', 'max_size=65536',
+                        '-S', 'iterations=200', '-S', 'warmup=20'],
         },
         {
             'name': 'nightly',
