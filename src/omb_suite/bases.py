@@ -134,8 +134,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         try:
             self.executable = str(binaries.find_osu_binary(self.benchmark, roots, search))
         except binaries.OsuNotFoundError as err:
-            info = benchmarks.get(self.benchmark)
-            self.skip(f'{err}\n(note: {self.benchmark} exists since OSU {info.since})')
+            since = benchmarks.get(self.benchmark).since
+            self.skip(f'{str(err).splitlines()[0]} (exists since OSU {since}); get OSU with '
+                      f'`omb-setup` or `export OSU_ROOT=<prefix>`: see docs/getting-started.md')
 
     @run_after('setup')
     def use_external_references(self):
