@@ -1,0 +1,1 @@
+"""omb-review: perflog trend review for the OMB regression suite."""

@@ -1,0 +1,263 @@
+"""``omb-review``: report, check and baseline subcommands over a ReFrame perflog tree."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import polars as pl
+
+from . import gate
+from .detect import Settings
+from .ingest import Dataset, load
+
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2
+
+
+def _when(text: str) -> datetime:
+    """ISO date or date-time; without a zone it is UTC."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a date; use e.g. 2026-05-01 or 2026-05-01T12:00+02:00") from None
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+def _range(text: str) -> tuple[datetime, datetime]:
+    start, sep, end = text.partition("..")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"{text!r}: give START..END, e.g. 2026-01-01..2026-03-01")
+    return _when(start), _when(end)
+
+
+def _override(text: str) -> tuple[str, float]:
+    pattern, _sep, value = text.rpartition("=")
+    try:
+        return pattern, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give PATTERN=FRACTION, e.g. '*osu_latency*latency_0 *=0.2'") from None
+
+
+def _peak(text: str) -> tuple[str, float]:
+    part, _sep, value = text.rpartition("=")
+    try:
+        return part, float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give SYSTEM:PARTITION=MB/s, e.g. cluster:cpu=12500") from None
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("perflog_dir", type=Path, metavar="PERFLOG_DIR",
+                   help="ReFrame perflog directory (all *.log and rotated *.log.hN below it)")
+    p.add_argument("--reports", type=Path, action="append", default=[],
+                   help="extra ReFrame JSON run report (file or directory; repeatable); "
+                   "PERFLOG_DIR/reports/*.json is read anyway")
+    p.add_argument("--db", type=Path, action="append", default=[],
+                   help="extra ReFrame results database (SQLite; repeatable); "
+                   "PERFLOG_DIR/results.db is read anyway")
+    p.add_argument("--perflogs-only", action="store_true",
+                   help="do not read PERFLOG_DIR/reports or PERFLOG_DIR/results.db")
+    p.add_argument("--system", action="append", help="only these systems (repeatable)")
+    p.add_argument("--cache-dir", type=Path, help="cache location (default ~/.cache/omb-review)")
+    p.add_argument("--no-cache", action="store_true", help="parse everything, write no cache")
+    p.add_argument("--naive-tz", default="UTC",
+                   help="time zone of perflog stamps written without one (default UTC)")
+
+
+def _gate_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("windows and thresholds")
+    g.add_argument("--since", type=_when, help="latest window: runs at/after this date")
+    g.add_argument("--latest", type=int, help="latest window: the last N runs of each series")
+    g.add_argument("--session-gap", type=float, default=12.0, metavar="HOURS",
+                   help="default latest window: runs within HOURS of the series' last run (12)")
+    g.add_argument("--baseline", type=_range, metavar="START..END",
+                   help="baseline window (default: up to --baseline-runs runs before the latest "
+                   "window, cut at the most recent change point)")
+    g.add_argument("--baseline-runs", type=int, default=30, help="default baseline size (30)")
+    g.add_argument("--threshold", type=float, default=0.05,
+                   help="smallest relative change reported (default 0.05 = 5%%)")
+    g.add_argument("--override", type=_override, action="append", default=[],
+                   metavar="PATTERN=FRACTION",
+                   help="threshold for series whose name matches the shell pattern (repeatable; "
+                   "last match wins)")
+    g.add_argument("--alpha", type=float, default=0.01, help="Mann-Whitney significance (0.01)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="omb-review", description="Trend review of ReFrame perflogs of the OSU benchmarks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="HTML report and PNG figures",
+                         description="Write OUT/report.html (self-contained) and OUT/figures/.")
+    _common(rep)
+    _gate_options(rep)
+    rep.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    rep.add_argument("--split", type=_when, help="before/after date for the size curves")
+    rep.add_argument("--split-tag", help="session tag that starts the 'after' curves")
+    rep.add_argument("--size", type=int, help="message size for latency maps and scale boxes")
+    rep.add_argument("--max-figures", type=int, default=12, help="per kind of figure (12)")
+    rep.add_argument("--link-peak", type=_peak, action="append", default=[],
+                     metavar="SYSTEM:PARTITION=MBPS", help="link peak for the Hockney table")
+    chk = sub.add_parser("check", help="CI gate: exit 1 on a performance regression",
+                         description="Judge the latest runs of every series against a baseline.")
+    _common(chk)
+    _gate_options(chk)
+    chk.add_argument("--json", type=Path, default=Path("omb-review-check.json"),
+                     help="where to write the verdicts (default ./omb-review-check.json)")
+    chk.add_argument("--show", type=int, default=50, help="regressions printed (50)")
+    base = sub.add_parser("baseline", help="derive ReFrame reference values (YAML)",
+                          description="Reference values per series from a stable window.")
+    _common(base)
+    base.add_argument("--window", type=_range, metavar="START..END",
+                      help="stable window (default: each series' last segment)")
+    base.add_argument("-o", "--output", type=Path, help="YAML file (default: stdout)")
+    base.add_argument("--index-from", type=Path,
+                      help="reuse $index of an existing reference file (default: --output)")
+    base.add_argument("--floor", type=float, default=0.05, help="tightest bound (0.05)")
+    base.add_argument("--generous", type=float, default=0.5,
+                      help="bound on the good side (0.5)")
+    return parser
+
+
+def _load(args) -> Dataset:
+    ds = load(args.perflog_dir, args.reports, args.db, args.cache_dir, not args.no_cache,
+              args.naive_tz, not args.perflogs_only)
+    if args.system:
+        present = sorted(ds.frame["system"].cast(pl.String).unique().drop_nulls())
+        ds.frame = ds.frame.filter(pl.col("system").cast(pl.String).is_in(args.system))
+        if ds.frame.height == 0:
+            raise ValueError(f"no records for --system {','.join(args.system)}; "
+                             f"systems present: {', '.join(present) or 'none'}")
+    if ds.frame.height == 0:
+        raise ValueError(f"{args.perflog_dir}: no performance records found"
+                         f"{' for ' + ','.join(args.system) if args.system else ''}; "
+                         "is it a ReFrame perflog directory?")
+    if ds.problems:
+        print(f"omb-review: {len(ds.problems)} input lines could not be read, e.g.\n  "
+              + "\n  ".join(map(str, ds.problems[:5])), file=sys.stderr)
+    return ds
+
+
+def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
+    windows = gate.Windows(args.since, args.latest, timedelta(hours=args.session_gap),
+                           args.baseline)
+    settings = Settings(threshold=args.threshold, alpha=args.alpha,
+                        baseline_runs=args.baseline_runs)
+    return gate.run(ds.frame, windows, settings, args.override)
+
+
+def _line(r: gate.SeriesResult) -> str:
+    v = r.verdict
+    bad = r.first_bad or {}
+    return (f"{v.status.upper()} {r.series}: {100 * v.change:+.1f}% worse "
+            f"(median {v.latest_median:.4g} vs {v.baseline_median:.4g} {r.unit}), "
+            f"confidence {v.confidence:.3f} [{v.method}, n={v.n_baseline}/{v.n_latest}], "
+            f"first bad run {bad.get('time')} job {bad.get('jobid')} tag {bad.get('session_tag')}")
+
+
+def cmd_check(args) -> int:
+    ds = _load(args)
+    results = _judge(args, ds)
+    bad = [r for r in results if r.verdict.status == "regression"]
+    for r in bad[: args.show]:
+        print(_line(r))
+    counts = {s: sum(r.verdict.status == s for r in results)
+              for s in ("regression", "improvement", "ok", "insufficient")}
+    print(f"{len(results)} series: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + f"; {len(ds.problems)} unreadable lines; verdicts in {args.json}")
+    args.json.write_text(json.dumps({
+        "counts": counts, "problems": [p.__dict__ for p in ds.problems],
+        "series": [r.to_json() for r in results],
+    }, indent=1, default=str))
+    return EXIT_REGRESSION if bad else 0
+
+
+def _split(args, frame: pl.DataFrame):
+    from . import plots
+
+    if args.split:
+        return plots.Split(args.split, f"split {args.split:%Y-%m-%d}")
+    if args.split_tag:
+        tagged = frame.filter(pl.col("session_tag").cast(pl.String) == args.split_tag)
+        if tagged.height == 0:
+            raise ValueError(f"no records with session tag {args.split_tag!r}")
+        return plots.Split(tagged["time"].min(), f"tag {args.split_tag}")
+    last = frame["time"].max() - timedelta(hours=args.session_gap)
+    return plots.Split(last, "latest session vs before")
+
+
+def cmd_report(args) -> int:
+    from . import plots, report  # matplotlib: only imported when drawing
+    from .hockney import fit_curves
+    from .series import with_size
+
+    ds = _load(args)
+    results = _judge(args, ds)
+    frame = with_size(ds.frame)
+    figdir = args.out / "figures"
+    figdir.mkdir(parents=True, exist_ok=True)
+    n = args.max_figures
+    split = _split(args, frame)
+    fits, hockney_figs = fit_curves(frame, dict(args.link_peak), figdir, n)
+    sections = {
+        "Time series with change points and reference bands":
+            plots.timeseries(results, frame, figdir, n),
+        f"Latency and bandwidth vs message size ({split.caption})":
+            plots.curves(frame, split, figdir, n),
+        "Repeated runs": plots.boxes_runs(frame, figdir, n),
+        "Over scales": plots.boxes_scales(frame, args.size, figdir, n),
+        "Latency maps (algorithm x processes)": plots.heatmaps(frame, args.size, figdir, n),
+        "Hockney model": hockney_figs,
+    }
+    notes = [f"Before/after split at {split.when:%Y-%m-%d %H:%M} UTC ({split.caption})."]
+    report.write(args.out / "report.html", ds, results, sections, fits, notes)
+    print(f"wrote {args.out / 'report.html'} and {sum(map(len, sections.values()))} figures")
+    return 0
+
+
+def cmd_baseline(args) -> int:
+    from . import baseline
+
+    ds = _load(args)
+    system = (args.system or [None])[0]
+    if system is None:
+        raise ValueError("give --system SYSTEM (reference files are per system)")
+    known = baseline.known_indexes(args.index_from or args.output)
+    indexes, entries, notes = baseline.derive(ds.frame, system, known, args.window,
+                                              floor=args.floor, generous=args.generous)
+    header = [
+        f"ReFrame references for {system}, derived by omb-review baseline from {args.perflog_dir}",
+        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Window: "
+        + (f"{args.window[0]:%Y-%m-%d}..{args.window[1]:%Y-%m-%d}" if args.window
+           else "each series' last stable segment (after its last change point)") + ".",
+        "Entries: [ref (median), lower, upper (relative), unit]  # evidence",
+        *notes[:20],
+    ]
+    text = baseline.render(indexes, entries, header)
+    if args.output:
+        args.output.write_text(text)
+        print(f"wrote {sum(map(len, entries.values()))} references to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline}[args.command]
+    try:
+        return command(args)
+    except (FileNotFoundError, ValueError) as err:
+        print(f"omb-review {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

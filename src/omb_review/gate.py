@@ -1,0 +1,170 @@
+"""The CI gate: judge every series' latest runs against its baseline window.
+
+Windows per series (values only; failed runs have no value and are counted apart):
+
+- latest: runs at or after ``since``; else the last ``latest`` runs; else the runs within
+  ``session_gap`` of the series' last run (one nightly session, however many repetitions),
+  extended back to a change point among the last ``recent`` runs (all runs of a new level);
+- baseline: runs in the explicit ``baseline`` time range; else up to ``baseline_runs`` runs
+  before the latest window, cut at the most recent change point inside that window (before a
+  step that made things worse, so an older regression is still caught and dated; after a step
+  that made things better, which is the new normal).  After ``baseline_runs`` runs at a new
+  level, that level is the reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import polars as pl
+from tqdm import tqdm
+
+from .detect import Settings, Verdict, change_points, compare, hampel, noise
+from .series import SERIES_KEYS, grouped, label, threshold_for, worse_when
+
+
+@dataclass
+class Windows:
+    """How to choose the two windows (see module docstring)."""
+
+    since: datetime | None = None
+    latest: int | None = None
+    session_gap: timedelta = timedelta(hours=12)
+    baseline: tuple[datetime, datetime] | None = None
+
+
+@dataclass
+class SeriesResult:
+    """One series' verdict, as printed and written to JSON."""
+
+    series: str
+    keys: dict
+    unit: str
+    threshold: float
+    verdict: Verdict
+    change_points: list[dict] = field(default_factory=list)
+    first_bad: dict | None = None
+    failed_latest: int = 0
+
+    def to_json(self) -> dict:
+        v = asdict(self.verdict)
+        v.pop("first_bad")
+        return {
+            "series": self.series, **{k: _plain(x) for k, x in self.keys.items()},
+            "threshold": self.threshold, **v, "confidence": self.verdict.confidence,
+            "first_bad_run": self.first_bad, "change_points": self.change_points,
+            "failed_latest_runs": self.failed_latest,
+        }
+
+
+def _plain(value):
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _stamp(us: int) -> str:
+    return datetime.fromtimestamp(us / 1e6, timezone.utc).isoformat()
+
+
+def _latest_start(times: np.ndarray, w: Windows) -> int:
+    """Index of the first run of the latest window (``times`` in microseconds, sorted)."""
+    if w.since is not None:
+        return int(np.searchsorted(times, w.since.timestamp() * 1e6))
+    if w.latest is not None:
+        return max(len(times) - w.latest, 0)
+    return int(np.searchsorted(times, times[-1] - w.session_gap.total_seconds() * 1e6))
+
+
+def _baseline(times, cps, start: int, w: Windows, s: Settings) -> tuple[np.ndarray, int | None]:
+    """Indices of the baseline runs and the change point that opened the bad level, if any."""
+    if w.baseline is not None:
+        lo, hi = (np.searchsorted(times[:start], t.timestamp() * 1e6, side) for t, side in
+                  zip(w.baseline, ("left", "right"), strict=True))
+        return np.arange(lo, hi), None
+    first = max(start - s.baseline_runs, 0)
+    recent = [(i, step) for i, step in cps if first < i <= start]
+    if not recent:
+        return np.arange(first, start), None
+    i, step = recent[-1]
+    if step > 0 or i == start:  # judge the new level against the one before it
+        before = [j for j, _ in cps if j < i]
+        return np.arange(max(first, before[-1] if before else 0), i), i if step > 0 else None
+    return np.arange(i, start), None
+
+
+@dataclass
+class Run:
+    """One series' runs: times (us), values (NaN for failures) and a lookup of run metadata."""
+
+    keys: dict
+    times: np.ndarray
+    values: np.ndarray
+    meta: Callable[[int], dict]
+
+
+def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]]) -> SeriesResult:
+    """Verdict for one series."""
+    name = label(run.keys)
+    unit = run.keys["unit"]
+    sign = worse_when(unit)
+    thr = threshold_for(name, s.threshold, overrides)
+    ok = np.nonzero(~np.isnan(run.values))[0]
+    result = SeriesResult(name, run.keys, unit, thr, Verdict("insufficient"))
+    if not len(ok) or sign == 0:
+        return result
+    times, values = run.times[ok], run.values[ok]
+    cps = change_points(hampel(sign * values), s)
+    result.change_points = [
+        {"time": _stamp(times[i]), "change": step, "jobid": run.meta(int(ok[i]))["jobid"]}
+        for i, step in cps
+    ]
+    start = _latest_start(times, w)
+    if w.since is None and w.latest is None and cps and 0 < len(values) - cps[-1][0] <= s.recent:
+        start = min(start, cps[-1][0])  # the runs of a level that just began, not only the last
+    all_start = ok[start] if start < len(ok) else len(run.values)
+    result.failed_latest = int(np.isnan(run.values[all_start:]).sum())
+    base, opened = _baseline(times, cps, start, w, s)
+    sigma = noise(sign * values[:start] if start >= 3 else sign * values)  # reference noise
+    result.verdict = compare(values[base], values[start:], sign, thr, s, sigma)
+    if result.verdict.status == "regression":
+        bad = opened if opened is not None else _first_worse(sign * values, base, start, thr)
+        meta = run.meta(int(ok[bad]))
+        result.first_bad = {"time": _stamp(times[bad]), **meta, "value": float(values[bad])}
+    return result
+
+
+def _first_worse(oriented: np.ndarray, base: np.ndarray, start: int, thr: float) -> int:
+    mb = float(np.median(oriented[base]))
+    worse = np.nonzero(oriented[start:] > mb + thr * abs(mb))[0]
+    return start + int(worse[0]) if len(worse) else start
+
+
+def runs(frame: pl.DataFrame) -> list[Run]:
+    """Every series as numpy arrays (one pass over the frame, no per-row Python objects)."""
+    g = grouped(frame)
+    bounds = np.concatenate([[0], np.cumsum(g["value"].list.len().to_numpy(), dtype=np.int64)])
+    times = g["time"].explode(empty_as_null=False).dt.epoch("us").to_numpy()
+    values = g["value"].explode(empty_as_null=False).fill_null(np.nan).to_numpy()
+    meta = g.select("jobid", "session_tag")
+
+    def lookup(row: int) -> Callable[[int], dict]:
+        def at(i: int) -> dict:
+            return {"jobid": meta["jobid"][row][i], "session_tag": meta["session_tag"][row][i]}
+        return at
+
+    return [
+        Run(keys, times[a:b], values[a:b], lookup(n))
+        for n, (keys, a, b) in enumerate(
+            zip(g.select(SERIES_KEYS).iter_rows(named=True), bounds[:-1], bounds[1:], strict=True))
+    ]
+
+
+def run(
+    frame: pl.DataFrame, w: Windows, s: Settings, overrides: list[tuple[str, float]]
+) -> list[SeriesResult]:
+    """Judge every series of ``frame``; regressions first, largest change first."""
+    results = [judge(r, w, s, overrides) for r in tqdm(runs(frame), desc="judging", disable=None)]
+    order = {"regression": 0, "improvement": 1, "ok": 2, "insufficient": 3}
+    return sorted(results, key=lambda r: (order[r.verdict.status], -r.verdict.change))

@@ -1,0 +1,71 @@
+"""Series identity (which records belong to one time series) and direction (which way is worse).
+
+A series is one performance variable of one benchmark configuration on one system partition:
+the HPC dimensions below, the variable (which carries the message size) and its unit.  The unit
+decides the direction: times are better when lower, rates and overlap when higher.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+import polars as pl
+
+SERIES_KEYS = (
+    "system", "partition", "environ", "mpi_family", "mpi_version", "buffers", "test",
+    "benchmark", "placement", "algorithm", "mapping", "num_nodes", "num_tasks", "perf_var", "unit",
+)
+#: +1: a larger value is worse (times); -1: a smaller value is worse (rates).
+WORSE_WHEN = {"us": 1, "ms": 1, "s": 1, "ns": 1, "MB/s": -1, "GB/s": -1, "messages/s": -1, "%": -1}
+_LABEL_PARTS = (
+    ("environ", ""), ("mpi_family", "mpi="), ("mpi_version", "@"), ("buffers", "buffers="),
+    ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("mapping", "map="),
+    ("num_nodes", "nodes="), ("num_tasks", "tasks="),
+)
+
+
+def worse_when(unit: str | None) -> int:
+    """+1 if higher values are worse for this unit, -1 if lower are, 0 if unknown."""
+    return WORSE_WHEN.get(unit or "", 0)
+
+
+def with_size(frame: pl.DataFrame) -> pl.DataFrame:
+    """Add ``metric`` and ``size`` (bytes) split from variable names like ``latency_8``."""
+    var = pl.col("perf_var").cast(pl.String)
+    size = var.str.extract(r"_(\d+)$").cast(pl.Int64)
+    metric = pl.when(size.is_null()).then(var).otherwise(var.str.replace(r"_\d+$", ""))
+    return frame.with_columns(size=size, metric=metric)
+
+
+def label(keys: dict) -> str:
+    """Human-readable series name, also what ``--threshold`` patterns are matched against."""
+    parts = [f"{keys['system']}:{keys['partition']}"]
+    for name, prefix in _LABEL_PARTS:
+        value = keys.get(name)
+        if value is None:
+            continue
+        if prefix == "@" and parts:
+            parts[-1] += f"@{value}"
+        else:
+            parts.append(f"{prefix}{value}")
+    parts.append(f"{keys['test']}.{keys['perf_var']} [{keys['unit']}]")
+    return " ".join(parts)
+
+
+def threshold_for(series_label: str, default: float, overrides: list[tuple[str, float]]) -> float:
+    """Last matching ``(pattern, threshold)`` override wins; patterns are shell wildcards."""
+    value = default
+    for pattern, threshold in overrides:
+        if fnmatch.fnmatchcase(series_label, pattern):
+            value = threshold
+    return value
+
+
+def grouped(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per series with its runs as lists, oldest first; failures have null values."""
+    return (
+        frame.filter(pl.col("perf_var").is_not_null())
+        .sort("time")
+        .group_by(list(SERIES_KEYS), maintain_order=True)
+        .agg("time", "value", "jobid", "session_tag")
+    )

@@ -1,0 +1,68 @@
+"""The check gate on the real sample: clean history passes, an injected 10% step fails."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+
+from omb_review.cli import main
+
+
+def _inject(root: Path, factor: float) -> None:
+    """Make the latest session's latencies ``factor`` slower (synthetic, in the real files)."""
+    log = root / "testsys" / "cpu" / "FakeOSUPt2pt.log"
+    lines = log.read_text().splitlines()
+    header = lines[0].split("|")
+    t, v, u = header.index("job_completion_time"), header.index("perf_value"), \
+        header.index("perf_unit")
+    last = max(line.split("|")[t] for line in lines[1:])
+    for n, line in enumerate(lines[1:], 1):
+        f = line.split("|")
+        if f[t] == last and f[u] == "us" and f[v] != "null":
+            f[v] = f"{float(f[v]) * factor:.2f}"
+            lines[n] = "|".join(f)
+    log.write_text("\n".join(lines) + "\n")
+
+
+def test_check_passes_on_real_history(multiline, cache, tmp_path, capsys):
+    out = tmp_path / "check.json"
+    assert main(["check", str(multiline), "--latest", "1", "--cache-dir", str(cache),
+                 "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["counts"]["regression"] == 0
+
+
+def test_check_fails_and_names_series_after_10pct_slower_latency(multiline, cache, tmp_path,
+                                                                 capsys):
+    _inject(multiline, 1.10)
+    out = tmp_path / "check.json"
+    code = main(["check", str(multiline), "--latest", "1", "--cache-dir", str(cache),
+                 "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert "REGRESSION testsys:cpu gnu-ompi" in printed and "latency_8 [us]" in printed
+    flagged = [s for s in json.loads(out.read_text())["series"] if s["status"] == "regression"]
+    assert {s["placement"] for s in flagged} == {"intra_socket"}  # inter_node failed: no value
+    assert all(s["first_bad_run"]["session_tag"] == "post" for s in flagged)
+
+
+def test_report_writes_html_and_figures(multiline, cache, tmp_path):
+    out = tmp_path / "report"
+    assert main(["report", str(multiline), "-o", str(out), "--cache-dir", str(cache),
+                 "--split-tag", "post", "--link-peak", "testsys:cpu=25000"]) == 0
+    html = (out / "report.html").read_text()
+    assert html.count("data:image/png;base64,") == len(list((out / "figures").glob("*.png")))
+    assert "% of link peak" in html and "Hockney" in html
+
+
+def test_missing_directory_says_what_to_do(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nothere"), "--no-cache"]) == 2
+    assert "give the perflog directory" in capsys.readouterr().err
+
+
+def test_frame_has_no_regression_rows_without_values(multiline, cache):
+    from omb_review.ingest import load
+
+    f = load(multiline, cache_dir=cache).frame
+    assert f.filter(pl.col("result") == "pass")["value"].null_count() == 0

@@ -1,0 +1,107 @@
+"""Ingest of real ReFrame perflogs, reports and results DB; rotation, corruption, cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from omb_review.ingest import load
+
+DATA = Path(__file__).parent / "data"
+
+
+def _log(root: Path) -> Path:
+    return root / "testsys" / "cpu" / "FakeOSUPt2pt.log"
+
+
+def test_rotated_files_with_different_headers_are_unioned(multiline, cache):
+    ds = load(multiline, cache_dir=cache, auto_sources=False)
+    sources = ds.frame.group_by(pl.col("source").cast(pl.String)).len().sort("source")
+    assert sources.rows() == [("testsys/cpu/FakeOSUPt2pt.log", 86),
+                              ("testsys/cpu/FakeOSUPt2pt.log.h0", 28)]
+    old = ds.frame.filter(pl.col("source").cast(pl.String).str.ends_with(".h0"))
+    assert old["algorithm_evidence"].null_count() == old.height  # column absent in old header
+    assert ds.problems == []
+
+
+def test_failures_kept_thresholds_absolute_times_utc(multiline, cache):
+    f = load(multiline, cache_dir=cache, auto_sources=False).frame
+    failed = f.filter(pl.col("result") == "fail")
+    assert failed.height == 16 and failed["value"].null_count() == 16  # 2 envs x 8 vars
+    lat8 = f.filter(pl.col("perf_var") == "latency_8").row(0, named=True)
+    assert (lat8["ref"], lat8["lower"], lat8["upper"]) == pytest.approx((0.2, 0.18, 0.22))
+    lat0 = f.filter((pl.col("perf_var") == "latency_0") & pl.col("upper").is_not_null())
+    assert lat0["upper"].unique().to_list() == [0.5]  # reference 0: threshold is absolute
+    assert f["time"].dtype == pl.Datetime("us", "UTC")
+    assert f["time"].min() > datetime(2020, 1, 1, tzinfo=timezone.utc)
+
+
+def test_reports_and_database_add_nothing_twice(multiline, cache):
+    only_logs = load(multiline, cache_dir=cache, auto_sources=False).frame
+    everything = load(multiline, use_cache=False).frame
+    assert everything.height == only_logs.height == 114
+    shutil.copy(_log(multiline), multiline / "copy-of.log")
+    assert load(multiline, use_cache=False).frame.height == 114
+
+
+def test_reports_and_database_alone_give_the_records(tmp_path):
+    root = tmp_path / "noperflogs"
+    root.mkdir()
+    shutil.copy(DATA / "rfm_multiline" / "results.db", root)
+    f = load(root, use_cache=False).frame
+    assert f.height == 114  # the DB holds all four sessions
+    assert f.filter(pl.col("result") == "fail").height == 16
+
+
+def test_corrupted_lines_are_reported_with_file_and_line(multiline, cache):
+    log = _log(multiline)
+    lines = log.read_text().splitlines()
+    fields = lines[5].split("|")
+    lines[5] = lines[5] + "|extra"  # line 6: a '|' inside a value
+    lines[10] = "|".join(fields[:12])  # line 11: truncated
+    lines[20] = "yesterday|" + "|".join(lines[20].split("|")[1:])  # line 21: bad time
+    v = lines[30].split("|")
+    v[27] = "fast"  # line 31: value not a number
+    lines[30] = "|".join(v)
+    log.write_text("\n".join(lines) + "\n")
+    ds = load(multiline, cache_dir=cache, auto_sources=False)
+    where = sorted((p.source, p.line) for p in ds.problems)
+    name = "testsys/cpu/FakeOSUPt2pt.log"
+    assert where == [(name, 6), (name, 11), (name, 21), (name, 31)]
+    assert ds.frame.height == 114 - 4
+    reasons = " ".join(p.reason for p in ds.problems)
+    assert "34 fields, header has 33" in reasons and "not a number" in reasons
+
+
+def test_oneline_records_unpivoted_and_mismatched_lines_reported():
+    ds = load(DATA / "rfm_oneline", use_cache=False)
+    assert sorted(p.line for p in ds.problems) == [6, 7, 8, 9]
+    assert all("25 fields, header has 30" in p.reason for p in ds.problems)
+    assert ds.frame.height == 16
+    assert set(ds.frame["perf_var"].cast(pl.String)) == {f"latency_{s}" for s in (1, 2, 4, 8)}
+
+
+def test_naive_stamps_read_in_given_zone():
+    utc = load(DATA / "rfm_oneline", use_cache=False).frame["time"].min()
+    zurich = load(DATA / "rfm_oneline", use_cache=False, naive_tz="Europe/Zurich")
+    assert (utc - zurich.frame["time"].min()).total_seconds() == 3600  # CET in November
+
+
+def test_cache_serves_unchanged_files_and_rereads_changed_ones(multiline, cache):
+    first = load(multiline, cache_dir=cache)
+    again = load(multiline, cache_dir=cache)
+    assert again.parsed == 0
+    assert again.frame.sort("time", "name", "perf_var").equals(
+        first.frame.sort("time", "name", "perf_var"))
+    log = _log(multiline)
+    extra = log.read_text().splitlines()[1].replace("|latency_1|", "|latency_1024|")
+    with log.open("a") as fp:
+        fp.write(extra + "\n")
+    os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
+    third = load(multiline, cache_dir=cache)
+    assert third.parsed == 1 and third.frame.height == first.frame.height + 1
