@@ -1,0 +1,76 @@
+"""``minicluster``: the two-node Slurm 22.05 test cluster of ``tests/cluster/`` (one
+machine, two network namespaces ``node1``/``node2`` joined by a veth ``rig0``).
+
+    tests/cluster/up && source tests/cluster/env.sh
+    reframe -C reframe/config/settings.py -c reframe/checks --system minicluster -r
+
+Traffic between the nodes is TCP over ``rig0``; within a node, shared memory. The two
+nodes share this machine's cores, so one job runs at a time, busy-polling ranks yield,
+and nothing is bound (Slurm's ``task/none``; Open MPI ``mpirun`` would otherwise pin each
+node's rank to core 0, i.e. both ranks on one physical core).
+"""
+
+from reframe.utility.cpuinfo import cpuinfo
+
+_NET_ENV = [
+    ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
+    ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+    # Open MPI: TCP between nodes, shared memory (vader) within one, over rig0 only
+    ['OMPI_MCA_pml', 'ob1'],
+    ['OMPI_MCA_btl', 'tcp,self,vader'],
+    ['OMPI_MCA_btl_tcp_if_include', 'rig0'],
+    ['OMPI_MCA_oob_tcp_if_include', 'rig0'],
+    ['OMPI_MCA_mpi_yield_when_idle', '1'],
+    # MPICH ch4:ucx: UCX would spot that both "nodes" are one host and use shared memory
+    ['UCX_TLS', 'tcp,self'],
+    ['UCX_NET_DEVICES', 'rig0'],
+]
+
+_PARTITION = {
+    'scheduler': 'squeue',           # no slurmdbd, so no sacct
+    'processor': cpuinfo(),          # both nodes are this machine
+    'features': ['cpu'],
+    'max_jobs': 1,
+    'time_limit': '5m',
+    'env_vars': _NET_ENV,
+}
+
+system = {
+    'name': 'minicluster',
+    'descr': 'Two-node Slurm test cluster in network namespaces (tests/cluster/up)',
+    'hostnames': ['^node[12]$'],
+    'modules_system': 'nomod',
+    'partitions': [
+        {
+            **_PARTITION,
+            'name': 'compute',
+            'descr': 'node1 + node2, ranks started by srun',
+            'launcher': 'srun',
+            'access': ['--partition=compute'],
+            'extras': {
+                'num_nodes': 2,
+                'srun_mpi': {'openmpi': 'pmix', 'mpich': 'pmi2'},
+            },
+        },
+        {
+            **_PARTITION,
+            'name': 'compute-mpirun',
+            'descr': 'node1 + node2, ranks started by the MPI library\'s mpirun',
+            'launcher': 'mpirun',
+            'access': ['--partition=compute'],
+            'extras': {
+                'num_nodes': 2,
+                'placement_options': {
+                    'ompi': {
+                        'intra_socket': ['--map-by', 'core', '--bind-to', 'none'],
+                        'inter_node': ['--map-by', 'node', '--bind-to', 'none'],
+                    },
+                    'hydra': {
+                        'intra_socket': ['-bind-to', 'none'],
+                        'inter_node': ['-ppn', '1', '-bind-to', 'none'],
+                    },
+                },
+            },
+        },
+    ],
+}
