@@ -32,6 +32,8 @@ class PlacementProbe(PlacedPair, rfm.RunOnlyRegressionTest):
     probe_build = fixture(PlacementProbeBuild, scope='environment')
     placement_observed = variable(str, value='')
     num_nodes = variable(int, value=1)
+    #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
+    session_tag = variable(str, value='')
     tags = {'placement', 'probe'}
 
     @run_after('setup')

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The "after an upgrade" job of a cluster CI runner (used by .gitlab-ci.yml, and tested on
+# the mini-cluster with exactly these commands):
+#   1. install the venv, register MPI/OSU builds (omb-setup $OMB_SETUP_ARGS);
+#   2. run the suite on SYSTEM, tagging the session (ReFrame --session-extras and the
+#      perflog column session_tag) and writing JUnit next to the results;
+#   3. gate: omb-review check on the results, judging only the runs of this job
+#      against the history before it; non-zero exit on a regression.
+#
+#   scripts/cluster-ci.sh SYSTEM[:PARTITION] [TAG] [extra reframe options...]
+#   e.g. scripts/cluster-ci.sh mycluster upgrade=post --mode nightly
+#
+# Results go to $OMB_RESULTS_DIR (default perflogs/): keep that directory between
+# pipelines (a shared file system path), it is the history the gate compares with.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+system=${1:?usage: $0 SYSTEM[:PARTITION] [TAG] [reframe options...]}
+tag=${2:-ci}
+shift $(( $# >= 2 ? 2 : 1 ))
+results=${OMB_RESULTS_DIR:-$PWD/perflogs}
+export OMB_RESULTS_DIR=$results
+junit=${OMB_JUNIT_DIR:-$results/junit}
+mkdir -p "$junit"
+
+bash scripts/install-deps.sh || exit 1
+# shellcheck disable=SC2086
+.venv/bin/omb-setup ${OMB_SETUP_ARGS:-} || exit 1
+
+since=$(date -u +%FT%T)
+stamp=$(date -u +%Y%m%dT%H%M%S)
+echo "== reframe on $system, session tag '$tag'"
+.venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system "$system" \
+    --session-extras "tag=$tag" -S "session_tag=$tag" \
+    --report-junit "$junit/$stamp.xml" -r "$@"
+run_rc=$?
+
+echo "== omb-review check (runs since $since against the history before)"
+.venv/bin/omb-review check "$results" --since "$since" --json "$results/gate-$stamp.json"
+gate_rc=$?
+
+echo "reframe exit $run_rc, gate exit $gate_rc"
+exit $(( run_rc != 0 || gate_rc != 0 ))

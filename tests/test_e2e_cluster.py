@@ -1,0 +1,109 @@
+"""ReFrame on the two-node Slurm mini-cluster (tests/cluster/up): the placement probe
+across both nodes through Slurm always; the OSU point-to-point checks when OSU is present.
+
+Skipped with the reason printed unless the cluster is up (`.ci/run` brings it up and sets
+OMB_CLUSTER_UP=1; then a cluster that does not answer is a failure, not a skip).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from rfm_helpers import REPO, run_reframe, write_registry
+
+pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
+
+CLUSTER_BIN = REPO / 'tests' / 'cluster' / 'bin'
+
+
+def _cluster_env() -> dict[str, str]:
+    cdir = os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster')
+    return {'PATH': f'{CLUSTER_BIN}:{os.environ["PATH"]}', 'OMB_CLUSTER_DIR': cdir,
+            'SLURM_CONF': f'{cdir}/etc/slurm.conf'}
+
+
+@pytest.fixture(scope='module')
+def cluster():
+    up = subprocess.run([str(REPO / 'tests/cluster/status')], capture_output=True, text=True)
+    if up.returncode != 0:
+        if os.environ.get('OMB_CLUSTER_UP') == '1':
+            pytest.fail(f'OMB_CLUSTER_UP=1 but the mini-cluster is not healthy:\n{up.stdout}')
+        pytest.skip('mini-cluster not up: run tests/cluster/up (root) to run these tests')
+    return _cluster_env()
+
+
+@pytest.fixture
+def work():
+    """Stage outside /tmp: each mini-cluster node has its own /tmp."""
+    path = REPO / '.omb' / f'test-cluster-{uuid.uuid4().hex[:8]}'
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _registry(work: Path, osu: str | None) -> Path:
+    return write_registry(work / 'environments.json', [
+        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu,
+         'source': 'system'}])
+
+
+def _perflog(work: Path, partition: str, test: str) -> list[dict[str, str]]:
+    header, *rows = (work / 'results/minicluster' / partition / f'{test}.log').read_text(
+    ).splitlines()
+    return [dict(zip(header.split('|'), r.split('|'), strict=True)) for r in rows]
+
+
+@pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
+def test_probe_puts_inter_node_ranks_on_two_nodes(cluster, work):
+    out = run_reframe(work, '--system', 'minicluster', '-n', 'PlacementProbe',
+                      '-p', 'system-openmpi', '-r', registry=_registry(work, None),
+                      extra_env=cluster)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for partition in ('compute', 'compute-mpirun'):
+        rows = {r['placement']: r for r in _perflog(work, partition, 'PlacementProbe')}
+        inter = rows['inter_node']['placement_observed'].split(';')
+        assert [p.split(':')[0] for p in inter] == ['node1', 'node2'], inter
+        assert rows['inter_node']['jobid'].isdigit()          # a real Slurm job
+        intra = rows['intra_socket']['placement_observed'].split(';')
+        assert len({p.split(':')[0] for p in intra}) == 1, intra
+
+
+@pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
+def test_osu_latency_inter_node_is_tcp_intra_node_is_shared_memory(cluster, work):
+    osu = os.environ.get('OSU_ROOT')
+    if not osu:
+        pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI> to '
+                    'measure intra- vs inter-node latency through Slurm')
+    out = run_reframe(work, '--system', 'minicluster:compute', '-n', 'OsuPt2Pt', '-E',
+                      "benchmark=='osu_latency' and placement!='inter_socket'",
+                      '-p', 'system-openmpi', '-S', 'iterations=2000', '-S', 'warmup=200',
+                      '-S', 'max_size=1024', '-r', registry=_registry(work, osu),
+                      extra_env=cluster)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lat = {r['placement']: float(r['perf_value'])
+           for r in _perflog(work, 'compute', 'OsuPt2Pt') if r['perf_var'] == 'min_latency'}
+    # shared memory is well under a microsecond, TCP over the veth several microseconds
+    assert lat['intra_socket'] < 2.0, lat
+    assert lat['inter_node'] > 3 * lat['intra_socket'], lat
+
+
+@pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
+def test_cluster_ci_script_runs_suite_and_gate_on_minicluster(cluster, work):
+    """The command of .gitlab-ci.yml's suite-and-gate job, on the mini-cluster."""
+    env = dict(os.environ, **cluster, OMB_RESULTS_DIR=str(work / 'results'),
+               OMB_ENVIRONMENTS_FILE=str(_registry(work, None)),
+               OMB_SETUP_ARGS='--no-build', OMB_JUNIT_DIR=str(work / 'junit'))
+    env.pop('OSU_ROOT', None)
+    cmd = [str(REPO / 'scripts/cluster-ci.sh'), 'minicluster:compute', 'upgrade=post',
+           '-n', 'PlacementProbe', '-p', 'system-openmpi', '--prefix', str(work / 'rfm')]
+    out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "session tag 'upgrade=post'" in out.stdout and 'gate exit 0' in out.stdout
+    rows = _perflog(work, 'compute', 'PlacementProbe')
+    assert {r['session_tag'] for r in rows} == {'upgrade=post'}
+    assert list((work / 'junit').glob('*.xml')) and list((work / 'results').glob('gate-*.json'))
