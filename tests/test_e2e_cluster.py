@@ -7,14 +7,16 @@ OMB_CLUSTER_UP=1; then a cluster that does not answer is a failure, not a skip).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
 import pytest
-from rfm_helpers import REPO, run_reframe, write_registry
+from rfm_helpers import REFRAME, REPO, SETTINGS, run_reframe, write_registry
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 
@@ -107,3 +109,66 @@ def test_cluster_ci_script_runs_suite_and_gate_on_minicluster(cluster, work):
     rows = _perflog(work, 'compute', 'PlacementProbe')
     assert {r['session_tag'] for r in rows} == {'upgrade=post'}
     assert list((work / 'junit').glob('*.xml')) and list((work / 'results').glob('gate-*.json'))
+
+
+def test_node_failure_fails_the_check_naming_the_node_and_retry_passes(cluster, work):
+    """Kill node2 under a running two-node job: that check fails within its time limit
+    naming node2, the one-node check still passes, and ReFrame's retry passes once
+    node2 is back."""
+    registry = _registry(work, None)
+    env = dict(os.environ, **cluster)
+    proc = subprocess.Popen(
+        [REFRAME, '--nocolor', '-C', SETTINGS, '-c',
+         str(REPO / 'tests/data/checks/fault_pair.py'), '--prefix', str(work / 'rfm'),
+         '--system', 'minicluster:compute', '--max-retries', '2', '-r'],
+        cwd=work, env=dict(env, OMB_ENVIRONMENTS_FILE=str(registry),
+                           OMB_RESULTS_DIR=str(work / 'results')),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        _wait_for_running_job(env, nodes=2)
+        subprocess.run([str(REPO / 'tests/cluster/kill-node'), 'node2', '--wait'],
+                       check=True, timeout=120)
+        _wait_for_no_running_job(env)          # the first attempt has failed
+        subprocess.run([str(REPO / 'tests/cluster/revive-node'), 'node2'], check=True,
+                       timeout=120)
+        out, _ = proc.communicate(timeout=400)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        subprocess.run([str(REPO / 'tests/cluster/revive-node'), 'node2'], timeout=120)
+    assert proc.returncode == 0, out                     # the retry passed
+    first_try = out.split('Retrying')[0] if 'Retrying' in out else out
+    assert 'FAIL' in first_try and 'slow_inter_node' in first_try, out
+    # the failure names the node (in the first attempt's sanity message, in the report)
+    reasons = _fail_reasons(work / 'results' / 'reports')
+    assert any('Node failure on node2' in r for r in reasons), reasons
+    assert 'quick_one_node' in out and out.count('[       OK ]') >= 2, out
+
+
+def _fail_reasons(reports: Path) -> list[str]:
+    return [tc.get('fail_reason') or '' for f in reports.glob('*.json')
+            for run in json.loads(f.read_text())['runs'] for tc in run['testcases']]
+
+
+def _squeue(env) -> list[str]:
+    res = subprocess.run(['squeue', '-h', '-o', '%T %D'], env=env, capture_output=True,
+                         text=True, timeout=30)
+    return res.stdout.splitlines()
+
+
+def _wait_for_running_job(env, nodes: int, timeout: float = 120) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if f'RUNNING {nodes}' in _squeue(env):
+            return
+        time.sleep(1)
+    raise AssertionError(f'no {nodes}-node job started within {timeout}s')
+
+
+def _wait_for_no_running_job(env, timeout: float = 150) -> None:
+    end = time.time() + timeout
+    while time.time() < end:
+        if not any(line.startswith(('RUNNING', 'COMPLETING')) for line in _squeue(env)):
+            return
+        time.sleep(1)
+    raise AssertionError(f'the job on the dead node did not end within {timeout}s')

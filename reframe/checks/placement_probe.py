@@ -7,6 +7,7 @@ It needs no OSU, so it runs on a fresh machine.
 
 import os
 
+import reframe as rfm
 from reframe.core.builtins import (
     fixture,
     parameter,
@@ -17,7 +18,6 @@ from reframe.core.builtins import (
 )
 from reframe.core.exceptions import SanityError
 
-import reframe as rfm
 from omb_suite import placement, probe
 from omb_suite.bases import PlacedPair, PlacementProbeBuild
 

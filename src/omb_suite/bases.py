@@ -21,14 +21,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-import reframe as rfm
 from omb_suite import benchmarks, binaries, parsing, placement, probe
 from omb_suite.environs import repo_root
+from omb_suite.failures import failure_cause
 
 PROBE_OUTPUT = 'placement.out'
 
@@ -226,9 +227,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
             self.osu_table = parsing.parse_osu_output(text, expect_sizes=self.expected_sizes(),
                                                       **self.parse_kwargs())
         except parsing.OsuParseError as err:
-            stderr = self._read(self.stderr.evaluate()).strip().splitlines()
-            hint = f' (stderr: {stderr[-1]})' if stderr else ''
-            raise SanityError(f'{self.benchmark}: {err}{hint}') from None
+            cause = failure_cause(self._read(self.stderr.evaluate()), text)
+            raise SanityError(f'{self.benchmark}: {err}' +
+                              (f' [job: {cause}]' if cause else '')) from None
         if self.osu_table.version:
             self.osu_version = self.osu_table.version
         return True

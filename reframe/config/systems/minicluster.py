@@ -32,6 +32,9 @@ _PARTITION = {
     'features': ['cpu'],
     'max_jobs': 1,
     'time_limit': '5m',
+    # A job hit by a node failure must fail (and name the node), not be requeued by
+    # Slurm and silently rerun: ReFrame's --max-retries decides about re-running.
+    'access': ['--partition=compute', '--no-requeue'],
     'env_vars': _NET_ENV,
 }
 
@@ -46,7 +49,6 @@ system = {
             'name': 'compute',
             'descr': 'node1 + node2, ranks started by srun',
             'launcher': 'srun',
-            'access': ['--partition=compute'],
             'extras': {
                 'num_nodes': 2,
                 'srun_mpi': {'openmpi': 'pmix', 'mpich': 'pmi2'},
@@ -57,7 +59,6 @@ system = {
             'name': 'compute-mpirun',
             'descr': 'node1 + node2, ranks started by the MPI library\'s mpirun',
             'launcher': 'mpirun',
-            'access': ['--partition=compute'],
             'extras': {
                 'num_nodes': 2,
                 'placement_options': {

@@ -1,5 +1,6 @@
 import os
 
+import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (
     parameter,
@@ -7,8 +8,6 @@ from reframe.core.builtins import (
     sanity_function,
     variable,
 )
-
-import reframe as rfm
 
 DATA = {
     'osu_latency': '/work/shared/osu-outputs/ompi_osu_latency_m0-8.txt',

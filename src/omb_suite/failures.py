@@ -1,0 +1,33 @@
+"""Why a job died, in one line, from what the launcher and scheduler printed.
+
+Checks add this to their sanity messages so a failure names its cause (a node that
+failed, a time limit, a killed task) instead of only "output ended early".
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Most telling first: a named node failure beats a generic "Killed".
+_CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (label, re.compile(pattern)) for label, pattern in (
+        ('node failure', r'Node failure on (?P<node>\S+)'),
+        ('node failure', r'NODE_FAIL'),
+        ('time limit', r'CANCELLED AT \S+ DUE TO TIME LIMIT'),
+        ('cancelled', r'\*\*\* (?:STEP|JOB) \S+ ON (?P<node>\S+) CANCELLED'),
+        ('peer lost', r'Peer host:\s+(?P<node>\S+)'),
+        ('task killed', r'srun: error: (?P<node>[^:\s]+): tasks? [\d,-]+: (?:Killed|Terminated)'),
+        ('launcher error', r'^(?:mpirun|mpiexec|srun): (?:error|Error).*'),
+    ))
+
+
+def failure_cause(*texts: str) -> str | None:
+    """The first line (by priority) that explains a job's failure, or ``None``."""
+    lines = [line.strip() for text in texts for line in text.splitlines()]
+    for label, pattern in _CAUSES:
+        for line in lines:
+            if m := pattern.search(line):
+                node = m.groupdict().get('node')
+                where = f' on {node}' if node and node not in line else ''
+                return f'{label}{where}: {line}'
+    return None

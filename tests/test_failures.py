@@ -1,0 +1,30 @@
+"""Failure causes from real launcher/scheduler output."""
+
+from conftest import DATA, real_output
+
+from omb_suite.failures import failure_cause
+
+
+def test_real_node_failure_names_the_node():
+    # stderr of `srun` when node2 died under it on the mini-cluster
+    err = ('srun: error: Node failure on node2\n'
+           'srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\n')
+    assert failure_cause(err) == 'node failure: srun: error: Node failure on node2'
+
+
+def test_real_time_limit_and_killed_tasks():
+    text = real_output(DATA / 'osu' /
+                       'slurm_ompi_osu_bcast_4ranks_2nodes_oversubscribed_killed.txt')
+    assert failure_cause(text).startswith('cancelled: slurmstepd-node1: error: *** STEP 12.0')
+    assert failure_cause('srun: error: node1: tasks 0-1: Killed\n') == (
+        'task killed: srun: error: node1: tasks 0-1: Killed')
+
+
+def test_real_peer_disconnect_names_the_peer_host():
+    text = real_output(DATA / 'osu' / (
+        'slurm_ompi_osu_latency_internode_salloc_mpirun_both-bound-core0_killed.txt'))
+    assert failure_cause(text) == 'peer lost: Peer host:  node1'
+
+
+def test_clean_output_has_no_cause():
+    assert failure_cause(real_output(DATA / 'osu' / 'ompi_osu_latency_default.txt')) is None
