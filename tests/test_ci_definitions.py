@@ -6,7 +6,7 @@ import re
 import shlex
 
 import yaml
-from conftest import REPO
+from testdata import REPO
 
 
 def _commands(script_lines: list[str]) -> list[str]:

@@ -12,8 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import real_output
 from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+from testdata import real_output
 
 from omb_suite import algorithms as alg
 from omb_suite import collectives as coll

@@ -1,6 +1,6 @@
 """Failure causes from real launcher/scheduler output."""
 
-from conftest import DATA, real_output
+from testdata import DATA, real_output
 
 from omb_suite.failures import failure_cause
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import DATA, real_output
+from testdata import DATA, real_output
 
 from omb_suite import placement, probe
 
