@@ -1,0 +1,110 @@
+"""Start-up, multi-pair, multi-process and congestion checks: real outputs, dry runs on the
+example GPU system (up to 128 nodes), and local runs with 2 ranks (1 pair)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+from test_e2e_local import OPENMPI, _osu, perflog, registry
+from testdata import DATA, real_output
+
+from omb_suite import parsing
+
+OSU = DATA / 'osu'
+
+
+def test_real_mbw_mr_reports_pairs_window_and_rates():
+    table = parsing.parse_osu_output(real_output(OSU / 'cap_ompi_osu_mbw_mr_m1-1024.txt'),
+                                     expect_sizes=parsing.expected_sizes(1, 1024))
+    assert (table.meta['pairs'], table.meta['window_size']) == ('1', '64')
+    assert table.value('bandwidth', 1024) == 5052.74
+    assert table.value('msg_rate', 1) == 9032569.47
+
+
+def test_real_latency_mp_reports_forked_processes():
+    table = parsing.parse_osu_output(real_output(OSU / 'cap_ompi_osu_latency_mp_m1-1024.txt'))
+    assert (table.meta['sender_processes'], table.meta['receiver_processes']) == ('2', '2')
+    assert table.value('latency', 8) == 0.21
+
+
+def test_real_startup_outputs():
+    init = parsing.parse_osu_output(real_output(OSU / 'cap_ompi_osu_init.txt'))
+    assert init.value('nprocs') == 2 and init.value('init_avg') == 313
+    hello = parsing.parse_osu_output(real_output(OSU / 'cap_ompi_osu_hello.txt'))
+    assert hello.value('nprocs') == 2
+
+
+def test_fan_in_on_one_node_fails_with_osus_reason():
+    with pytest.raises(parsing.OsuParseError, match='more than 1 node'):
+        parsing.parse_osu_output(real_output(OSU / 'cap_ompi_osu_bw_fan_in_m1-1024.txt'))
+
+
+@pytest.fixture
+def fake_registry(tmp_path):
+    osu = fake_osu_tree(tmp_path / 'osu')
+    return write_registry(tmp_path / 'environments.json', [
+        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'osu_root': str(osu),
+         'source': 'system'}])
+
+
+def _script(scripts: dict[str, str], program: str, *needles: str) -> str:
+    found = [s for s in scripts.values()
+             if re.search(rf'/{program}( |$)', s, re.M) and all(n in s for n in needles)]
+    assert len(found) == 1, (program, needles, list(scripts))
+    return found[0]
+
+
+def test_dry_run_on_128_node_partition(tmp_path, fake_registry):
+    out = run_reframe(tmp_path, '--system', 'example-gpu:cpu', '--dry-run', '-n',
+                      'OsuStartup|OsuMbwMr|OsuMultiLat|OsuCongestion|OsuLatencyMp',
+                      '-S', 'max_size=1024', registry=fake_registry)
+    assert out.returncode == 0, out.stdout + out.stderr
+    scripts = job_scripts(tmp_path)
+    init128 = _script(scripts, 'osu_init', '--ntasks=128\n')
+    assert '#SBATCH --ntasks-per-node=1' in init128
+    assert init128.splitlines()[-1].startswith('srun --mpi=pmix --distribution=cyclic:block')
+    # mbw_mr across two nodes: one pair per core, ranks filled node by node
+    mbw = _script(scripts, 'osu_mbw_mr', '--ntasks=96\n', '-W 16')
+    assert '#SBATCH --ntasks-per-node=48' in mbw
+    assert mbw.splitlines()[-1].startswith('srun --mpi=pmix --distribution=block:block')
+    assert mbw.splitlines()[-1].endswith('osu_mbw_mr -m 1024 -W 16')
+    assert '--ntasks=48\n' in _script(scripts, 'osu_multi_lat', '--ntasks=48\n')  # 2 sockets
+    fan = _script(scripts, 'osu_bw_fan_out', '--ntasks=8\n')
+    assert '#SBATCH --ntasks-per-node=1' in fan
+    assert _script(scripts, 'osu_latency_mp', '-t 2:2', '--ntasks-per-node=1').splitlines(
+        )[-1].endswith('osu_latency_mp -m 1024 -t 2:2')
+
+
+def test_node_counts_beyond_the_partition_are_skipped(tmp_path, fake_registry):
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'OsuStartup',
+                      registry=fake_registry)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert '128 nodes asked, local:default has 1' in out.stdout
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
+def test_startup_and_pairs_on_local(tmp_path):
+    root = _osu('OSU_ROOT')
+    if not root:
+        pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
+    reg = registry(tmp_path, osu_openmpi=root)
+    common = ('--system', 'local', '-p', 'system-openmpi', '-S', 'iterations=100',
+              '-S', 'warmup=10', '-S', 'max_size=1024', '-r')
+    out = run_reframe(tmp_path, *common, '-n', 'OsuStartup', '-E', 'nodes == 1',
+                      '-S', 'tasks_per_node=2', registry=reg)
+    assert out.returncode == 0, out.stdout + out.stderr
+    out = run_reframe(tmp_path, *common, '-n', 'OsuMbwMr%span=intra_socket',
+                      '-n', 'OsuMultiLat%span=intra_socket',
+                      '-n', 'OsuLatencyMp%placement=intra_socket', registry=reg)
+    assert out.returncode == 0, out.stdout + out.stderr
+    init = {r['perf_var']: r for r in perflog(tmp_path, 'OsuStartup')}
+    assert init['init_avg']['num_tasks'] == '2' and float(init['init_avg']['perf_value']) > 0
+    mbw = {(r['algorithm'], r['perf_var']): r for r in perflog(tmp_path, 'OsuMbwMr')}
+    assert float(mbw[('window=64', 'msg_rate_8')]['perf_value']) > 0
+    assert mbw[('window=16', 'bandwidth_1024')]['placement'] == 'intra_socket'
+    assert {r['algorithm'] for r in perflog(tmp_path, 'OsuLatencyMp')} == {
+        'processes=1', 'processes=2'}
+    assert perflog(tmp_path, 'OsuMultiLat')
