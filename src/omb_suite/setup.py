@@ -1,0 +1,300 @@
+"""``omb-setup``: find or build MPI + OSU combinations and register them for ReFrame.
+
+It writes the environment registry (``.omb/environments.json``, or ``$OMB_ENVIRONMENTS_FILE``)
+that :mod:`omb_suite.environs` turns into ReFrame programming environments, so nobody edits
+``settings.py`` or types an OSU path. Sources of entries:
+
+* the system MPIs (Debian/Ubuntu Open MPI and MPICH), with OSU from ``$OSU_ROOT`` or
+  ``--osu-root FAMILY=PREFIX``;
+* every built Spack environment of ``spack/environments`` (its view is the OSU prefix),
+  after building the chosen ones when ``spack`` is available.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from omb_suite import spack_envs
+from omb_suite.spack_envs import SpackSetupError
+
+REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
+OSU_MPI_DIR = Path('libexec') / 'osu-micro-benchmarks' / 'mpi'
+#: Plain name -> Debian alternative name of each MPI program a family's shim prefix links.
+SHIM_PROGRAMS = {
+    'openmpi': {n: f'{n}.openmpi' for n in
+                ('mpicc', 'mpicxx', 'mpif90', 'mpifort', 'mpirun', 'mpiexec')},
+    'mpich': {**{n: f'{n}.mpich' for n in
+                 ('mpicc', 'mpicxx', 'mpif90', 'mpifort', 'mpirun', 'mpiexec')},
+              **{n: n for n in ('mpiexec.hydra', 'hydra_pmi_proxy', 'hydra_nameserver',
+                                'hydra_persist', 'mpichversion', 'mpivars')}},
+}
+#: Program whose presence reveals a family, and the library an OSU binary of it links.
+PROBES = {'openmpi': ('ompi_info', 'libmpi.so'), 'mpich': ('mpichversion', 'libmpich')}
+
+NO_OSU_MESSAGE = """\
+omb-setup: no OSU Micro-Benchmarks found for any MPI: only the placement probe can run.
+Get OSU one of these ways, then run omb-setup again:
+  1. An OSU you built against one of the MPIs above (./configure CC=<its mpicc>):
+       OSU_ROOT=/path/to/osu/prefix omb-setup
+       omb-setup --osu-root mpich=/path/to/osu/prefix      (one per MPI family)
+  2. Spack 1.1 builds it (versions pinned in spack/pins.yaml; docs/spack.md):
+       git clone --depth 1 -b v1.1.0 https://github.com/spack/spack.git ~/spack
+       . ~/spack/share/spack/setup-env.sh
+       omb-setup                       (builds spack/environments/openmpi, site 'local')
+"""
+
+
+def run(argv: list[str], timeout: int = 120) -> str:
+    """stdout+stderr of a command, '' if it cannot run (detection must never crash)."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return ''
+    return done.stdout + done.stderr
+
+
+def find_repo(explicit: str | None) -> Path:
+    """The checkout root: --repo, else the one this package lives in, else git's."""
+    if explicit:
+        repo = Path(explicit).resolve()
+    else:
+        here = Path(__file__).resolve()
+        repo = next((p for p in here.parents if (p / 'spack' / 'environments').is_dir()),
+                    Path(run(['git', 'rev-parse', '--show-toplevel']).strip() or '.'))
+    if not (repo / 'spack' / 'environments').is_dir():
+        raise SystemExit(f'omb-setup: {repo} is not an omb-regression-suite checkout '
+                         f'(no spack/environments); pass --repo /path/to/checkout')
+    return repo.resolve()
+
+
+def make_shim(repo: Path, family: str, bindir: Path) -> Path | None:
+    """``.omb/prefix/<family>/bin`` with plain names for the family's Debian alternatives.
+
+    Debian's ``mpicc``/``mpirun`` follow one alternative (Open MPI's by default); this gives
+    each family a prefix whose ``bin/`` is unambiguous, for PATH and as a Spack external.
+    """
+    links = {name: bindir / target for name, target in SHIM_PROGRAMS[family].items()
+             if (bindir / target).exists()}
+    if f'mpicc.{family}' not in {t.name for t in links.values()}:
+        return None
+    prefix = repo / '.omb' / 'prefix' / family
+    (prefix / 'bin').mkdir(parents=True, exist_ok=True)
+    for name, target in links.items():
+        link = prefix / 'bin' / name
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+    return prefix
+
+
+def detect_mpi(repo: Path, family: str) -> dict[str, Any] | None:
+    """Version, CUDA support and bin/ of a system MPI family, or None if not installed."""
+    probe = shutil.which(PROBES[family][0])
+    if probe is None:
+        return None
+    bindir = Path(probe).parent
+    if family == 'openmpi':
+        version = re.search(r'v(\d+(?:\.\d+)+)', run([probe, '--version']))
+        cuda = 'built_with_cuda_support:value:true' in run([probe, '--parsable', '--all'])
+        device = None
+    else:
+        out = run([probe])
+        version = re.search(r'MPICH Version:\s*(\S+)', out)
+        cuda = '--with-cuda' in out
+        device = (re.search(r'MPICH Device:\s*(\S+)', out) or [None, None])[1]
+    shim = make_shim(repo, family, bindir)
+    return {'family': family, 'version': version[1] if version else None, 'cuda': cuda,
+            'bin': str(shim / 'bin') if shim else str(bindir),
+            'prefix': str(shim) if shim else str(bindir.parent), 'device': device}
+
+
+def osu_family(root: Path) -> str | None:
+    """Which MPI family an OSU install was linked with (from ldd of osu_latency)."""
+    libs = run(['ldd', str(root / OSU_MPI_DIR / 'pt2pt' / 'osu_latency')])
+    return next((fam for fam, (_, lib) in PROBES.items() if lib in libs), None)
+
+
+def osu_version(root: Path) -> str | None:
+    """OSU release compiled into osu_latency's banner ('# OSU MPI%s Latency Test v7.4')."""
+    try:
+        data = (root / OSU_MPI_DIR / 'pt2pt' / 'osu_latency').read_bytes()
+    except OSError:
+        return None
+    match = re.search(rb'Latency Test v(\d+(?:\.\d+)+)', data)
+    return match[1].decode() if match else None
+
+
+def check_osu_root(text: str, origin: str) -> Path:
+    root = Path(text).expanduser().resolve()
+    if not (root / OSU_MPI_DIR).is_dir():
+        raise SystemExit(f'omb-setup: {origin}={text}: no {OSU_MPI_DIR} under it; give the '
+                         f'prefix OSU was installed to (configure --prefix)')
+    return root
+
+
+def osu_roots(args: argparse.Namespace, families: list[str]) -> dict[str, Path]:
+    """OSU prefix per MPI family from --osu-root FAMILY=PREFIX, then $OSU_ROOT (via ldd)."""
+    roots: dict[str, Path] = {}
+    for item in args.osu_root:
+        family, sep, prefix = item.partition('=')
+        if not sep or family not in PROBES:
+            raise SystemExit(f'omb-setup: --osu-root {item}: expected FAMILY=PREFIX with '
+                             f'FAMILY one of {", ".join(PROBES)}')
+        roots[family] = check_osu_root(prefix, f'--osu-root {family}')
+    if os.environ.get('OSU_ROOT'):
+        root = check_osu_root(os.environ['OSU_ROOT'], 'OSU_ROOT')
+        family = osu_family(root)
+        if family is None and families:
+            family = families[0]
+            print(f'omb-setup: cannot tell which MPI OSU_ROOT={root} was built with (ldd); '
+                  f'pairing it with {family}: use --osu-root FAMILY=PREFIX to choose')
+        if family is None:
+            print(f'omb-setup: OSU_ROOT={root} ignored: no system MPI to pair it with')
+        else:
+            roots.setdefault(family, root)
+    return roots
+
+
+def system_entry(mpi: dict[str, Any], osu_root: Path | None) -> dict[str, Any]:
+    return {
+        'name': f'system-{mpi["family"]}', 'mpi_family': mpi['family'],
+        'mpi_version': mpi['version'], 'osu_root': str(osu_root) if osu_root else None,
+        'osu_version': osu_version(osu_root) if osu_root else None,
+        'cuda': mpi['cuda'], 'rocm': False, 'path': [mpi['bin']], 'env_vars': {},
+        'source': 'system', 'spack_env': None, 'spack_lock': None,
+        'osu_spec': None, 'mpi_spec': None,
+    }
+
+
+def find_spack(explicit: str | None) -> str | None:
+    if explicit:
+        if not (shutil.which(explicit) or Path(explicit).is_file()):
+            raise SystemExit(f'omb-setup: --spack {explicit}: no such program')
+        return shutil.which(explicit) or explicit
+    return shutil.which('spack')
+
+
+def check_spack_version(spack: str, repo: Path) -> None:
+    """Warn (not fail) when Spack is not the pinned release: recipes may not concretize."""
+    pinned = str(spack_envs.read_yaml(repo / 'spack' / 'pins.yaml')['spack']['version'])
+    found = run([spack, '--version']).split()
+    if not found or found[0] != pinned:
+        print(f'omb-setup: warning: {spack} is Spack {found[0] if found else "?"}, this suite '
+              f'is tested with Spack {pinned} (spack/pins.yaml)')
+
+
+def spack_entries(args: argparse.Namespace, repo: Path) -> list[dict[str, Any]]:
+    """Build the chosen environments (when Spack is here), then register every built one."""
+    spack = None if args.no_spack else find_spack(args.spack)
+    names = args.env or [spack_envs.DEFAULT_ENV]
+    unknown = sorted(set(names) - set(spack_envs.environment_names(repo)))
+    if unknown:
+        raise SpackSetupError(f'unknown environment(s) {", ".join(unknown)}; choose from '
+                              f'{", ".join(spack_envs.environment_names(repo))}')
+    if spack is None and not args.no_build and not args.no_spack:
+        print('omb-setup: spack is not on PATH: building nothing, registering environments '
+              'built before (see docs/spack.md to install Spack 1.1)')
+    elif spack is not None and not args.no_build:
+        check_spack_version(spack, repo)
+        mirror = Path(args.mirror).resolve() if args.mirror else None
+        argv, env = spack_envs.spack_command(spack, repo, args.site, mirror)
+        for name in names:
+            spack_envs.build(argv, env, spack_envs.environments_dir(repo) / name,
+                             args.install_arg)
+    return [spack_envs.registry_entry(repo, d) for d in spack_envs.built_environments(repo)]
+
+
+def registry_file(args: argparse.Namespace, repo: Path) -> Path:
+    return Path(args.registry or os.environ.get(REGISTRY_ENV) or
+                repo / '.omb' / 'environments.json')
+
+
+def write_registry(path: Path, entries: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({'version': 1, 'environments': entries}, indent=2) + '\n')
+
+
+def summary(path: Path, entries: list[dict[str, Any]]) -> str:
+    lines = [f'omb-setup: {len(entries)} environment(s) registered in {path}:']
+    for e in entries:
+        osu = f'OSU {e["osu_version"]} at {e["osu_root"]}' if e['osu_root'] else 'no OSU'
+        gpu = ''.join(f' +{g}' for g in ('cuda', 'rocm') if e[g])
+        lines.append(f'  {e["name"]:<22} {e["mpi_family"]} {e["mpi_version"]}{gpu}, {osu}')
+    return '\n'.join(lines)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog='omb-setup',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description='Find the system MPIs, build the chosen Spack environments of\n'
+        'spack/environments (when spack is on PATH), and register every MPI + OSU\n'
+        'combination as a ReFrame programming environment, in .omb/environments.json\n'
+        '(or $OMB_ENVIRONMENTS_FILE). Without any OSU it says how to get one.',
+        epilog='examples:\n'
+        '  omb-setup                           # system MPIs + Spack env "openmpi", site local\n'
+        '  omb-setup --env openmpi --env mpich # build two Spack environments\n'
+        '  omb-setup --site mycluster --env openmpi-cuda --mirror /shared/spack-mirror\n'
+        '  omb-setup --no-build                # only register what is installed\n'
+        '  OSU_ROOT=$HOME/osu omb-setup --no-spack   # an OSU you built yourself\n'
+        'See docs/spack.md (air-gapped clusters: spack mirror create, then --mirror).')
+    p.add_argument('--repo', help='checkout root (default: the one omb_suite is installed from)')
+    p.add_argument('--registry', help='registry file to write (default: $OMB_ENVIRONMENTS_FILE '
+                   'or <repo>/.omb/environments.json)')
+    p.add_argument('--spack', help='spack executable (default: spack on PATH)')
+    p.add_argument('--no-spack', action='store_true',
+                   help='do not run Spack (built environments are still registered)')
+    p.add_argument('--env', action='append', metavar='NAME',
+                   help='Spack environment (folder of spack/environments) to build; '
+                   'repeatable (default: openmpi)')
+    p.add_argument('--site', default=spack_envs.DEFAULT_SITE,
+                   help='site folder of spack/environments/sites with the externals '
+                   '(default: local = Debian/Ubuntu packages)')
+    p.add_argument('--mirror', metavar='DIR',
+                   help='Spack source mirror for air-gapped builds (spack mirror create -d DIR)')
+    p.add_argument('--install-arg', action='append', default=[], metavar='ARG',
+                   help='extra argument for `spack install`, e.g. --install-arg=-j8; repeatable')
+    p.add_argument('--no-build', action='store_true',
+                   help='build nothing; register the environments already installed')
+    p.add_argument('--osu-root', action='append', default=[], metavar='FAMILY=PREFIX',
+                   help='OSU install prefix for a system MPI family (openmpi, mpich); '
+                   'repeatable. $OSU_ROOT is paired with the MPI its binaries link')
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    repo = find_repo(args.repo)
+    mpis = [m for m in (detect_mpi(repo, fam) for fam in PROBES) if m is not None]
+    roots = osu_roots(args, [m['family'] for m in mpis])
+    missing = sorted(set(roots) - {m['family'] for m in mpis})
+    if missing:
+        raise SystemExit(f'omb-setup: --osu-root for {", ".join(missing)}, but that MPI is '
+                         f'not installed here ({PROBES[missing[0]][0]} not on PATH)')
+    spack_envs.write_local_site(repo, mpis)
+    for warning in spack_envs.local_site_mismatches(repo, mpis):
+        print(f'omb-setup: warning: {warning}')
+    entries = [system_entry(m, roots.get(m['family'])) for m in mpis]
+    try:
+        entries += spack_entries(args, repo)
+    except SpackSetupError as err:
+        print(f'omb-setup: {err}', file=sys.stderr)
+        return 1
+    path = registry_file(args, repo)
+    write_registry(path, entries)
+    print(summary(path, entries))
+    if not any(e['osu_root'] for e in entries):
+        print(NO_OSU_MESSAGE)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""The Spack side of ``omb-setup``: our environment folders, building them, and turning a
+built one (its ``spack.lock`` and view) into an entry of the environment registry.
+
+Reading ``spack.lock`` instead of asking Spack keeps registration possible where Spack is
+not installed (e.g. a login node sharing the build node's file system) and testable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+#: Spack package name of an MPI -> ``mpi_family`` in the registry.
+MPI_FAMILIES = {
+    'openmpi': 'openmpi',
+    'mpich': 'mpich',
+    'mvapich2': 'mvapich2',
+    'mvapich': 'mvapich',
+    'mvapich-plus': 'mvapich-plus',
+}
+OSU_PACKAGE = 'osu-micro-benchmarks'
+DEFAULT_ENV = 'openmpi'
+DEFAULT_SITE = 'local'
+#: Environment variable our spack.yaml files read to include another sites/<site> folder.
+SITE_DIR_VAR = 'OMB_SPACK_SITE_DIR'
+
+
+class SpackSetupError(RuntimeError):
+    """A Spack environment cannot be built or registered; the message says what to do."""
+
+
+def environments_dir(repo: Path) -> Path:
+    return repo / 'spack' / 'environments'
+
+
+def environment_names(repo: Path) -> list[str]:
+    """Folders of spack/environments holding a spack.yaml (the sites/ folder holds none)."""
+    root = environments_dir(repo)
+    return sorted(p.parent.name for p in root.glob('*/spack.yaml'))
+
+
+def site_names(repo: Path) -> list[str]:
+    return sorted(p.name for p in (environments_dir(repo) / 'sites').iterdir() if p.is_dir())
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise SpackSetupError(f'{path}: cannot read YAML ({err})') from err
+
+
+def required_includes(env_dir: Path) -> list[Path]:
+    """Non-optional includes of an environment's spack.yaml, as absolute paths."""
+    entries = (read_yaml(env_dir / 'spack.yaml') or {}).get('spack', {}).get('include', [])
+    paths = []
+    for entry in entries:
+        entry = {'path': entry} if isinstance(entry, str) else entry
+        if not entry.get('optional', False):
+            paths.append((env_dir / entry['path']).resolve())
+    return paths
+
+
+def spack_command(spack: str, repo: Path, site: str, mirror: Path | None) -> tuple[list, dict]:
+    """The spack argv prefix and environment that select ``site`` and ``mirror``."""
+    site_dir = environments_dir(repo) / 'sites' / site
+    if not site_dir.is_dir():
+        raise SpackSetupError(f'unknown site {site!r}: no folder {site_dir} '
+                              f'(sites: {", ".join(site_names(repo))})')
+    env = dict(os.environ)
+    env.pop(SITE_DIR_VAR, None)
+    if site != DEFAULT_SITE:
+        env[SITE_DIR_VAR] = str(site_dir)
+    argv = [spack]
+    if mirror is not None:
+        argv += ['-C', str(write_mirror_scope(repo, mirror))]
+    return argv, env
+
+
+def write_mirror_scope(repo: Path, mirror: Path) -> Path:
+    """A config scope (git-ignored) naming the source mirror, so no user config changes."""
+    if not (mirror / '_source-cache').is_dir():
+        raise SpackSetupError(f'{mirror} is not a Spack source mirror (no _source-cache/): '
+                              f'create one with `spack mirror create -d {mirror} ...`')
+    scope = repo / '.omb' / 'spack-config'
+    scope.mkdir(parents=True, exist_ok=True)
+    mirrors = {'mirrors': {'omb-setup-mirror': mirror.resolve().as_uri()}}
+    (scope / 'mirrors.yaml').write_text(yaml.safe_dump(mirrors))
+    return scope
+
+
+def build(argv: list[str], env: dict, env_dir: Path, install_args: list[str]) -> None:
+    """Concretize and install one environment (writes its spack.lock and view)."""
+    for step in (['concretize'], ['install', '--fail-fast', *install_args]):
+        cmd = [*argv, '-e', str(env_dir), *step]
+        print('+', ' '.join(cmd), flush=True)
+        if subprocess.run(cmd, env=env).returncode != 0:
+            raise SpackSetupError(f'`{" ".join(cmd)}` failed; see the Spack output above')
+
+
+def view_dir(env_dir: Path) -> Path:
+    return env_dir / '.spack-env' / 'view'
+
+
+def lock_specs(lock: dict[str, Any]) -> tuple[dict, dict]:
+    """The root OSU spec of a spack.lock and the MPI it depends on."""
+    specs = lock['concrete_specs']
+    osu = next((specs[r['hash']] for r in lock['roots']
+                if specs[r['hash']]['name'] == OSU_PACKAGE), None)
+    if osu is None:
+        raise SpackSetupError(f'no {OSU_PACKAGE} root in the spack.lock')
+    mpi = next((specs[d['hash']] for d in osu.get('dependencies', [])
+                if 'mpi' in d['parameters'].get('virtuals', [])), None)
+    if mpi is None:
+        raise SpackSetupError(f'{OSU_PACKAGE} in the spack.lock depends on no MPI')
+    return osu, mpi
+
+
+def spec_string(spec: dict[str, Any]) -> str:
+    """A spec of the lock in Spack's own syntax: name@version variants arch /hash."""
+    flags, pairs = [], []
+    for key, value in sorted(spec.get('parameters', {}).items()):
+        if isinstance(value, bool):
+            flags.append(('+' if value else '~') + key)
+        elif isinstance(value, list) and value and not key.endswith('flags'):
+            pairs.append(f'{key}={",".join(map(str, value))}')
+        elif isinstance(value, str):
+            pairs.append(f'{key}={value}')
+    arch = spec.get('arch', {})
+    words = [f'{spec["name"]}@{spec["version"]}{"".join(flags)}', *pairs,
+             f'arch={arch.get("platform")}-{arch.get("platform_os")}-{arch.get("target")}',
+             f'/{spec["hash"][:7]}']
+    return ' '.join(words)
+
+
+def keep_lock(lock_path: Path, repo: Path, env_name: str) -> Path:
+    """Copy spack.lock next to the perflogs, named by content, so results stay reproducible."""
+    digest = hashlib.sha256(lock_path.read_bytes()).hexdigest()[:12]
+    dest = repo / 'perflogs' / 'spack-locks' / f'{env_name}-{digest}.lock'
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not dest.exists():
+        shutil.copyfile(lock_path, dest)
+    return dest
+
+
+def registry_entry(repo: Path, env_dir: Path) -> dict[str, Any]:
+    """The registry entry of one built environment (spack.lock plus view)."""
+    lock_path, view = env_dir / 'spack.lock', view_dir(env_dir)
+    try:
+        osu, mpi = lock_specs(json.loads(lock_path.read_text()))
+    except (OSError, ValueError, KeyError) as err:
+        raise SpackSetupError(f'{lock_path}: not a usable spack.lock ({err}); rebuild with '
+                              f'`spack -e {env_dir} install`') from err
+    external = (mpi.get('external') or {}).get('path')
+    mpi_bin = Path(external) / 'bin' if external else view / 'bin'
+    path = list(dict.fromkeys(str(p) for p in (mpi_bin, view / 'bin') if p.is_dir()))
+    params = osu.get('parameters', {})
+    return {
+        'name': f'spack-{env_dir.name}',
+        'mpi_family': MPI_FAMILIES.get(mpi['name'], mpi['name']),
+        'mpi_version': mpi['version'],
+        'osu_root': str(view),
+        'osu_version': osu['version'],
+        'cuda': bool(params.get('cuda')),
+        'rocm': bool(params.get('rocm')),
+        'path': path,
+        'env_vars': {},
+        'source': 'spack',
+        'spack_env': str(env_dir.relative_to(repo)),
+        'spack_lock': str(keep_lock(lock_path, repo, env_dir.name)),
+        'osu_spec': spec_string(osu),
+        'mpi_spec': spec_string(mpi),
+    }
+
+
+def built_environments(repo: Path) -> list[Path]:
+    """Environment folders that have been installed: a spack.lock and an OSU view."""
+    dirs = (environments_dir(repo) / name for name in environment_names(repo))
+    return [d for d in dirs
+            if (d / 'spack.lock').is_file()
+            and (view_dir(d) / 'libexec' / 'osu-micro-benchmarks').is_dir()]
+
+
+def mpich_external(mpi: dict[str, Any]) -> dict[str, Any]:
+    """packages.yaml entry declaring a detected MPICH (at its shim prefix) as an external."""
+    device, _, netmod = (mpi['device'] or 'ch4:ucx').partition(':')
+    variants = f'device={device}' + (f' netmod={netmod}' if netmod in ('tcp', 'ofi', 'ucx')
+                                     else '')
+    cuda = '+cuda' if mpi['cuda'] else '~cuda'
+    spec = f'mpich@{mpi["version"]} {cuda} {variants}'
+    return {'buildable': False, 'externals': [{'spec': spec, 'prefix': mpi['prefix']}]}
+
+
+def write_local_site(repo: Path, mpis: list[dict[str, Any]]) -> None:
+    """The generated part of Spack's ``local`` site: MPICH's external at its shim prefix.
+
+    Its absolute path cannot be written in the committed sites/local/packages.yaml; that
+    folder's include.yaml includes this one when it exists.
+    """
+    site = repo / '.omb' / 'spack-site' / 'local'
+    site.mkdir(parents=True, exist_ok=True)
+    packages = {m['family']: mpich_external(m) for m in mpis
+                if m['family'] == 'mpich' and m['version']}
+    (site / 'packages.yaml').write_text(
+        '# Written by omb-setup for this machine; do not edit (rerun omb-setup).\n'
+        + yaml.safe_dump({'packages': packages}, sort_keys=False))
+
+
+def local_site_mismatches(repo: Path, mpis: list[dict[str, Any]]) -> list[str]:
+    """Warnings for system MPIs whose version differs from the committed local site's."""
+    committed = read_yaml(environments_dir(repo) / 'sites' / 'local' / 'packages.yaml')
+    externals = committed['packages'].get('openmpi', {}).get('externals', [])
+    declared = ' '.join(e['spec'] for e in externals)
+    return [f'Open MPI here is {m["version"]} but spack/environments/sites/local/'
+            f'packages.yaml declares "{declared}": edit the version there, or Spack on site '
+            f'local cannot use it' for m in mpis
+            if m['family'] == 'openmpi' and f'openmpi@{m["version"]} ' not in declared + ' ']

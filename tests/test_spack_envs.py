@@ -1,0 +1,161 @@
+"""Our Spack files without Spack: environments, sites, pins, the recipe, and the ReFrame
+environments generated from built environments.
+
+``tests/data/spack/locks/<env>.spack.lock`` are real lock files, written by Spack 1.1
+concretizing each environment (CPU ones on site ``local``, CUDA ones on
+``example-cuda-cluster``; docs/spack.md shows how to refresh them).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omb_suite import environs, spack_envs
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / 'data'
+
+ENVS = REPO / 'spack' / 'environments'
+RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/osu_micro_benchmarks/package.py'
+LOCKS = DATA / 'spack' / 'locks'
+EXPECTED_ENVS = {'openmpi', 'openmpi-cuda', 'mpich', 'mpich-cuda', 'mvapich2', 'mvapich',
+                 'mvapich-cuda'}
+OSU_VERSIONS = {'5.9', '6.0', '6.1', '6.2', '7.0', '7.0.1', '7.1', '7.1-1', '7.2', '7.3', '7.4',
+                '7.5', '7.5.1', '7.5.2'}
+
+
+def test_one_environment_per_mpi_family_and_gpu_variant():
+    assert set(spack_envs.environment_names(REPO)) == EXPECTED_ENVS
+
+
+@pytest.mark.parametrize('name', sorted(EXPECTED_ENVS))
+def test_environment_parses_and_its_includes_exist(name):
+    manifest = spack_envs.read_yaml(ENVS / name / 'spack.yaml')['spack']
+    for include in spack_envs.required_includes(ENVS / name):
+        assert include.exists(), f'{name}/spack.yaml includes missing {include}'
+    assert ENVS / 'common.yaml' in spack_envs.required_includes(ENVS / name)
+    specs = ' '.join(manifest['specs'])
+    assert specs.startswith('osu-micro-benchmarks')
+    assert ('+cuda' in specs) == name.endswith('-cuda')
+
+
+def test_sites_parse_and_local_is_the_default():
+    for site in spack_envs.site_names(REPO):
+        assert 'packages' in spack_envs.read_yaml(ENVS / 'sites' / site / 'packages.yaml')
+    include = spack_envs.read_yaml(ENVS / 'openmpi' / 'spack.yaml')['spack']['include'][0]
+    assert include == {'path': '../sites/local', 'path_override_env_var': spack_envs.SITE_DIR_VAR}
+    generated = spack_envs.read_yaml(ENVS / 'sites/local/include.yaml')['include']
+    assert generated[0]['optional'] is True  # written by omb-setup, absent in a fresh clone
+
+
+def test_common_settings_pin_osu_and_register_our_repo():
+    common = spack_envs.read_yaml(ENVS / 'common.yaml')
+    assert common['packages']['osu-micro-benchmarks']['require'] == ['@7.4']
+    repo_dir = Path(common['repos']['omb'].replace('$env', str(ENVS / 'openmpi'))).resolve()
+    repo_yaml = spack_envs.read_yaml(repo_dir / 'repo.yaml')['repo']
+    assert repo_yaml['namespace'] == 'omb' and repo_dir.name == 'omb'
+    assert common['concretizer']['unify'] is True and common['view'] is True
+
+
+def test_pins_are_commits_and_documented():
+    pins = spack_envs.read_yaml(REPO / 'spack' / 'pins.yaml')
+    docs = (REPO / 'docs' / 'spack.md').read_text()
+    assert str(pins['spack']['version']).startswith('1.1')
+    for pin in (pins['spack'], pins['spack_packages']):
+        assert re.fullmatch(r'[0-9a-f]{40}', pin['commit'])
+        assert pin['commit'] in docs and str(pin['version']) in docs
+
+
+def _recipe_calls(name: str) -> list[ast.Call]:
+    tree = ast.parse(RECIPE.read_text())
+    return [n for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and getattr(n.func, 'id', None) == name]
+
+
+def test_recipe_declares_versions_5_9_to_7_5_2_with_sha256():
+    versions = {c.args[0].value: {k.arg: k.value.value for k in c.keywords}
+                for c in _recipe_calls('version')}
+    assert set(versions) == OSU_VERSIONS
+    assert all(re.fullmatch(r'[0-9a-f]{64}', v['sha256']) for v in versions.values())
+
+
+def test_recipe_gpu_builds_require_gpu_aware_mpi():
+    whens = {k.value.value for c in _recipe_calls('requires') for k in c.keywords
+             if k.arg == 'when'}
+    assert {'+cuda', '+rocm'} <= whens
+    assert '"--enable-rocm"' in RECIPE.read_text()
+
+
+def test_recipe_is_ruff_clean():
+    ruff = shutil.which('ruff', path=str(Path(sys.executable).parent)) or shutil.which('ruff')
+    if ruff is None:
+        pytest.skip('ruff is not installed (pip install -e .[dev])')
+    # Spack's own isort layout: spack_repo (third party) before spack (first party).
+    done = subprocess.run(
+        [ruff, 'check', '--no-force-exclude', '--config', "lint.isort.known-first-party=['spack']",
+         '--config', "lint.isort.known-third-party=['spack_repo']", str(RECIPE)],
+        capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def built_checkout(tmp_path: Path, names: list[str]) -> Path:
+    """A checkout whose environments are "built": a real spack.lock and an OSU view each."""
+    repo = tmp_path / 'repo'
+    for name in names:
+        env_dir = repo / 'spack' / 'environments' / name
+        (spack_envs.view_dir(env_dir) / 'libexec/osu-micro-benchmarks/mpi').mkdir(parents=True)
+        shutil.copy(ENVS / name / 'spack.yaml', env_dir)
+        shutil.copy(LOCKS / f'{name}.spack.lock', env_dir / 'spack.lock')
+    return repo
+
+
+def test_generated_reframe_environments_match_the_environment_folders(tmp_path):
+    names = spack_envs.environment_names(REPO)
+    repo = built_checkout(tmp_path, names)
+    entries = [spack_envs.registry_entry(repo, d) for d in spack_envs.built_environments(repo)]
+    rfm = {e['name']: e for e in map(environs.to_reframe, entries)}
+    assert set(rfm) == {f'spack-{n}' for n in names}
+    for name in names:
+        feats = set(rfm[f'spack-{name}']['features'])
+        assert {'mpi', 'osu', 'spack'} <= feats
+        assert ('cuda' in feats) == name.endswith('-cuda')
+        assert ('mvapich' in feats) == name.startswith('mvapich')
+        family = rfm[f'spack-{name}']['extras']['mpi_family']
+        assert family in feats and family.startswith(name.split('-')[0])
+
+
+def test_registry_entry_logs_concrete_specs_and_keeps_the_lock(tmp_path):
+    repo = built_checkout(tmp_path, ['openmpi'])
+    entry = spack_envs.registry_entry(repo, repo / 'spack/environments/openmpi')
+    assert entry['osu_spec'].startswith('osu-micro-benchmarks@7.4~cuda~papi~rocm ')
+    assert entry['mpi_spec'].startswith('openmpi@4.1.4+atomics~cuda')
+    assert entry['osu_root'] == str(repo / 'spack/environments/openmpi/.spack-env/view')
+    assert entry['path'] == ['/usr/bin']  # the external Open MPI's bin/ (the view has none)
+    kept = Path(entry['spack_lock'])
+    assert kept.parent == repo / 'perflogs' / 'spack-locks'
+    assert re.fullmatch(r'openmpi-[0-9a-f]{12}\.lock', kept.name)
+    assert json.loads(kept.read_text()) == json.loads((LOCKS / 'openmpi.spack.lock').read_text())
+
+
+def test_unbuilt_environment_is_not_registered(tmp_path):
+    repo = built_checkout(tmp_path, ['openmpi', 'mpich'])
+    shutil.rmtree(spack_envs.view_dir(repo / 'spack/environments/mpich'))
+    assert [d.name for d in spack_envs.built_environments(repo)] == ['openmpi']
+
+
+def test_lock_without_osu_is_refused(tmp_path):
+    repo = built_checkout(tmp_path, ['openmpi'])
+    lock_path = repo / 'spack/environments/openmpi/spack.lock'
+    lock = json.loads(lock_path.read_text())
+    lock['roots'] = []
+    lock_path.write_text(json.dumps(lock))
+    with pytest.raises(spack_envs.SpackSetupError, match='no osu-micro-benchmarks root'):
+        spack_envs.registry_entry(repo, lock_path.parent)
