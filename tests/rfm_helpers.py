@@ -32,16 +32,19 @@ def write_registry(path: Path, entries: list[dict]) -> Path:
 
 
 def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
-                extra_env: dict[str, str] | None = None,
+                extra_env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
                 timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run ReFrame on ``checks`` (file names in reframe/checks; default: all of them,
+    which takes longer to load: the collective checks alone make ~700 test cases)."""
     env = dict(os.environ)
     env.update({'OMB_RESULTS_DIR': str(tmp / 'results'), 'RFM_TOPOLOGY_DIR': str(tmp / 'topo')})
     env.pop('OSU_ROOT', None)
     if registry:
         env['OMB_ENVIRONMENTS_FILE'] = str(registry)
     env.update(extra_env or {})
-    cmd = [REFRAME, '--nocolor', '-C', SETTINGS, '-c', CHECKS, '--prefix', str(tmp / 'rfm'),
-           *args]
+    paths = [f'{CHECKS}/{name}' for name in checks] or [CHECKS]
+    cmd = [REFRAME, '--nocolor', '-C', SETTINGS, *(x for p in paths for x in ('-c', p)),
+           '--prefix', str(tmp / 'rfm'), *args]
     return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
                           timeout=timeout)
 

@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
-from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+import rfm_helpers
+from rfm_helpers import fake_osu_tree, job_scripts, write_registry
 from testdata import real_output
 
 from omb_suite import algorithms as alg
 from omb_suite import collectives as coll
 from omb_suite import parsing, probe
+
+#: Only the check files these tests need (loading all of them takes much longer).
+run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_collectives.py',))
 
 DATA = Path(__file__).parent / 'data' / 'collectives'
 LOCAL_LIBS = frozenset({('openmpi', '4.1.4'), ('mpich', '4.0.2')})

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
 
+PT2PT = ('osu_pt2pt.py',)
+
 
 @pytest.fixture
 def registry(tmp_path):
@@ -29,7 +31,8 @@ def test_list_shows_every_check(tmp_path, registry):
 def test_dry_run_local_intra_socket(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
                       'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket',
-                      '-S', 'iterations=100', '-S', 'warmup=10', registry=registry)
+                      '-S', 'iterations=100', '-S', 'warmup=10', registry=registry,
+                      checks=PT2PT)
     assert out.returncode == 0, out.stdout + out.stderr
     scripts = job_scripts(tmp_path)
     ompi = next(s for k, s in scripts.items() if k.startswith('local/default/test-openmpi/'))
@@ -45,7 +48,8 @@ def test_dry_run_local_intra_socket(tmp_path, registry):
 
 def test_dry_run_skips_placements_local_cannot_offer(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
-                      'OsuPt2Pt%benchmark=osu_bw%placement=inter_node', registry=registry)
+                      'OsuPt2Pt%benchmark=osu_bw%placement=inter_node', registry=registry,
+                      checks=PT2PT)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "placement 'inter_node' needs 2 nodes but the partition has 1" in out.stdout
 
@@ -53,7 +57,7 @@ def test_dry_run_skips_placements_local_cannot_offer(tmp_path, registry):
 def test_dry_run_slurm_template_srun(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'generic-slurm:cpu', '--dry-run', '-n',
                       'OsuPt2Pt%benchmark=osu_bibw', '-S', 'max_size=65536',
-                      registry=registry)
+                      registry=registry, checks=PT2PT)
     assert out.returncode == 0, out.stdout + out.stderr
     scripts = job_scripts(tmp_path)
     by_placement = {}
@@ -79,6 +83,7 @@ def test_missing_osu_skips_with_instructions(tmp_path):
          'source': 'system'}])
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
                       'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket',
-                      registry=registry, extra_env={'PATH': '/usr/bin:/bin'})
+                      registry=registry, extra_env={'PATH': '/usr/bin:/bin'},
+                      checks=PT2PT)
     assert out.returncode == 0, out.stdout + out.stderr
     assert 'osu_latency: not found' in out.stdout and 'omb-setup' in out.stdout

@@ -13,10 +13,16 @@ import shutil
 import subprocess
 import time
 import uuid
+from functools import partial
 from pathlib import Path
 
 import pytest
-from rfm_helpers import REFRAME, REPO, SETTINGS, run_reframe, write_registry
+import rfm_helpers
+from rfm_helpers import REFRAME, REPO, SETTINGS, write_registry
+
+#: Only the check files these tests need (loading all of them takes much longer).
+run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
+
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 

@@ -9,10 +9,16 @@ from __future__ import annotations
 
 import os
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
-from rfm_helpers import REPO, run_reframe, write_registry
+import rfm_helpers
+from rfm_helpers import REPO, write_registry
+
+#: Only the check files these tests need (loading all of them takes much longer).
+run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
+
 
 pytestmark = pytest.mark.e2e
 

@@ -7,12 +7,17 @@ import gzip
 import os
 import shutil
 import subprocess
+from functools import partial
 
 import pytest
-from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+import rfm_helpers
+from rfm_helpers import fake_osu_tree, job_scripts, write_registry
 from testdata import DATA, real_output
 
 from omb_suite import gpu
+
+#: Only the check files these tests need (loading all of them takes much longer).
+run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py',))
 
 OMPI_INFO = DATA / 'gpu' / 'debian_openmpi_4.1.4_ompi_info_parsable_all.txt.gz'
 MPICHVERSION = DATA / 'gpu' / 'debian_mpich_4.0.2_mpichversion.txt'

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import shutil
+from functools import partial
 
 import pytest
-from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+import rfm_helpers
+from rfm_helpers import fake_osu_tree, job_scripts, write_registry
 from test_e2e_local import OPENMPI, _osu
 from testdata import DATA
 
 from omb_suite import procurement
 from omb_suite.procurement import main
+
+#: Only the check files these tests need (loading all of them takes much longer).
+run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_procurement.py',))
 
 HEADER = ('job_completion_time|result|system|partition|environ|name|display_name|jobid|'
           'job_nodelist|num_nodes|num_tasks|num_tasks_per_node|benchmark|placement|mapping|'

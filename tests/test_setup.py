@@ -58,7 +58,7 @@ def debian(tmp_path: Path, monkeypatch) -> Path:
     bindir = fake_debian_mpis(tmp_path / 'usr-bin')
     monkeypatch.setenv('PATH', f'{bindir}:/usr/bin:/bin')
     monkeypatch.delenv('OSU_ROOT', raising=False)
-    monkeypatch.delenv(setup.REGISTRY_ENV, raising=False)
+    monkeypatch.delenv(environs.REGISTRY_ENV, raising=False)
     return bindir
 
 

@@ -4,13 +4,18 @@ example GPU system (up to 128 nodes), and local runs with 2 ranks (1 pair)."""
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import pytest
-from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+import rfm_helpers
+from rfm_helpers import fake_osu_tree, job_scripts, write_registry
 from test_e2e_local import OPENMPI, _osu, perflog, registry
 from testdata import DATA, real_output
 
 from omb_suite import parsing
+
+#: Only the check files these tests need (loading all of them takes much longer).
+run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_startup.py', 'osu_multipair.py'))
 
 OSU = DATA / 'osu'
 

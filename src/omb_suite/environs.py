@@ -36,8 +36,10 @@ def repo_root() -> Path:
     return Path.cwd()
 
 
-def registry_path() -> Path:
-    return Path(os.environ.get(REGISTRY_ENV) or repo_root() / '.omb' / 'environments.json')
+def registry_path(repo: Path | None = None) -> Path:
+    """``$OMB_ENVIRONMENTS_FILE``, else ``<repo>/.omb/environments.json``."""
+    return Path(os.environ.get(REGISTRY_ENV) or
+                (repo or repo_root()) / '.omb' / 'environments.json')
 
 
 def load_registry(path: Path | None = None) -> list[dict[str, Any]]:

@@ -22,10 +22,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import spack_envs
+from omb_suite import environs, gpu, spack_envs
 from omb_suite.spack_envs import SpackSetupError
 
-REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 OSU_MPI_DIR = Path('libexec') / 'osu-micro-benchmarks' / 'mpi'
 #: Plain name -> Debian alternative name of each MPI program a family's shim prefix links.
 SHIM_PROGRAMS = {
@@ -103,12 +102,12 @@ def detect_mpi(repo: Path, family: str) -> dict[str, Any] | None:
     bindir = Path(probe).parent
     if family == 'openmpi':
         version = re.search(r'v(\d+(?:\.\d+)+)', run([probe, '--version']))
-        cuda = 'built_with_cuda_support:value:true' in run([probe, '--parsable', '--all'])
+        cuda = gpu.openmpi_support(run([probe, '--parsable', '--all']), 'cuda').aware is True
         device = None
     else:
         out = run([probe])
         version = re.search(r'MPICH Version:\s*(\S+)', out)
-        cuda = '--with-cuda' in out
+        cuda = gpu.mpich_support(out, 'cuda', {}).aware is True
         device = (re.search(r'MPICH Device:\s*(\S+)', out) or [None, None])[1]
     shim = make_shim(repo, family, bindir)
     return {'family': family, 'version': version[1] if version else None, 'cuda': cuda,
@@ -213,8 +212,7 @@ def spack_entries(args: argparse.Namespace, repo: Path) -> list[dict[str, Any]]:
 
 
 def registry_file(args: argparse.Namespace, repo: Path) -> Path:
-    return Path(args.registry or os.environ.get(REGISTRY_ENV) or
-                repo / '.omb' / 'environments.json')
+    return Path(args.registry) if args.registry else environs.registry_path(repo)
 
 
 def write_registry(path: Path, entries: list[dict[str, Any]]) -> None:
