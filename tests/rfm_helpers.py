@@ -53,3 +53,24 @@ def job_scripts(tmp: Path) -> dict[str, str]:
     """Generated job scripts by ``<system>/<partition>/<environ>/<test dir>``."""
     stage = tmp / 'rfm' / 'stage'
     return {str(p.parent.relative_to(stage)): p.read_text() for p in stage.rglob('rfm_job.sh')}
+
+
+def two_family_registry(tmp: Path) -> Path:
+    """Open MPI and MPICH environments over a fake OSU tree (for dry runs)."""
+    osu = fake_osu_tree(tmp / 'osu')
+    return write_registry(tmp / 'environments.json', [
+        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(osu), 'osu_version': '7.4', 'source': 'system'},
+        {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
+         'osu_root': str(osu), 'path': ['/opt/mpich/bin'], 'source': 'system'},
+    ])
+
+
+def cuda_aware_mpi_bin(tmp: Path) -> Path:
+    """A bin/ whose ompi_info says Open MPI was built CUDA-aware (Debian's is not)."""
+    cuda_bin = tmp / 'cuda-mpi' / 'bin'
+    cuda_bin.mkdir(parents=True)
+    (cuda_bin / 'ompi_info').write_text(
+        '#!/bin/sh\necho mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n')
+    (cuda_bin / 'ompi_info').chmod(0o755)
+    return cuda_bin

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, job_scripts, write_registry
+from rfm_helpers import fake_osu_tree, job_scripts, two_family_registry, write_registry
 from testdata import real_output
 
 from omb_suite import algorithms as alg
@@ -218,13 +218,7 @@ def test_mpich_table_matches_installed_library():
 
 @pytest.fixture
 def registry(tmp_path):
-    osu = fake_osu_tree(tmp_path / 'osu')
-    return write_registry(tmp_path / 'environments.json', [
-        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
-         'osu_root': str(osu), 'osu_version': '7.4', 'source': 'system'},
-        {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
-         'osu_root': str(osu), 'path': ['/opt/mpich/bin'], 'source': 'system'},
-    ])
+    return two_family_registry(tmp_path)
 
 
 def _exports(script: str) -> list[str]:

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
+from rfm_helpers import job_scripts, run_reframe, two_family_registry, write_registry
 
 PT2PT = ('osu_pt2pt.py',)
 
 
 @pytest.fixture
 def registry(tmp_path):
-    osu = fake_osu_tree(tmp_path / 'osu')
-    return write_registry(tmp_path / 'environments.json', [
-        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
-         'osu_root': str(osu), 'osu_version': '7.4', 'source': 'system'},
-        {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
-         'osu_root': str(osu), 'path': ['/opt/mpich/bin'], 'source': 'system'},
-    ])
+    return two_family_registry(tmp_path)
 
 
 def test_list_shows_every_check(tmp_path, registry):

@@ -11,7 +11,7 @@ from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, job_scripts, write_registry
+from rfm_helpers import cuda_aware_mpi_bin, fake_osu_tree, job_scripts, write_registry
 from testdata import DATA, real_output
 
 from omb_suite import gpu
@@ -106,11 +106,7 @@ def test_binding_wrapper_refuses_without_local_rank(tmp_path):
 def gpu_registry(tmp_path):
     """A CUDA environment whose ompi_info says CUDA-aware, and Debian's Open MPI."""
     osu = fake_osu_tree(tmp_path / 'osu')
-    cuda_bin = tmp_path / 'cuda-mpi' / 'bin'
-    cuda_bin.mkdir(parents=True)
-    (cuda_bin / 'ompi_info').write_text(
-        '#!/bin/sh\necho mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n')
-    (cuda_bin / 'ompi_info').chmod(0o755)
+    cuda_bin = cuda_aware_mpi_bin(tmp_path)
     return write_registry(tmp_path / 'environments.json', [
         {'name': 'ompi-cuda', 'mpi_family': 'openmpi', 'mpi_version': '5.0.5',
          'osu_root': str(osu), 'osu_version': '7.4', 'cuda': True, 'path': [str(cuda_bin)],

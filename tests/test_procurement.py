@@ -7,7 +7,7 @@ from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, job_scripts, write_registry
+from rfm_helpers import cuda_aware_mpi_bin, fake_osu_tree, job_scripts, write_registry
 from test_e2e_local import OPENMPI, _osu
 from testdata import DATA
 
@@ -80,11 +80,7 @@ def test_missing_perflogs_say_what_to_run(tmp_path, capsys):
 
 def test_dry_run_procurement_rules_on_gpu_system(tmp_path):
     osu = fake_osu_tree(tmp_path / 'osu')
-    cuda_bin = tmp_path / 'cuda-mpi' / 'bin'
-    cuda_bin.mkdir(parents=True)
-    (cuda_bin / 'ompi_info').write_text(
-        '#!/bin/sh\necho mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n')
-    (cuda_bin / 'ompi_info').chmod(0o755)
+    cuda_bin = cuda_aware_mpi_bin(tmp_path)
     reg = write_registry(tmp_path / 'environments.json', [
         {'name': 'ompi-cuda', 'mpi_family': 'openmpi', 'osu_root': str(osu),
          'osu_version': '6.2', 'cuda': True, 'path': [str(cuda_bin)], 'source': 'spack'}])
