@@ -178,8 +178,10 @@ def boxes_scales(frame: pl.DataFrame, size: int | None, out: Path, limit: int) -
 def heatmaps(frame: pl.DataFrame, size: int | None, out: Path, limit: int) -> list[Figure]:
     """Latency maps: collective algorithm x process count, median at a fixed size."""
     data = fixed_size(frame.filter(pl.col("algorithm").is_not_null()), size)
+    # one map per mapping (core/socket/node): mixing them would hide what the seeds show,
+    # that the best algorithm depends on the mapping
     keys = ["system", "partition", "environ", "mpi_family", "mpi_version", "test", "benchmark",
-            "placement", "metric", "unit", "size"]
+            "placement", "mapping", "metric", "unit", "size"]
     figs: list[Figure] = []
     for key, d in list(data.partition_by(keys, as_dict=True, maintain_order=True).items())[:limit]:
         names = dict(zip(keys, key, strict=True))
@@ -202,7 +204,9 @@ def heatmaps(frame: pl.DataFrame, size: int | None, out: Path, limit: int) -> li
         ax.set_xlabel("processes")
         fig.colorbar(im, ax=ax, label=str(names["unit"]))
         title = f"{names['system']}:{names['partition']} {names['environ']} {names['benchmark']}"
-        ax.set_title(f"{title} {names['placement']} at {names['size']} B", fontsize=7)
+        where = names["mapping"] or names["placement"]
+        title += f" map={where}" if where else ""
+        ax.set_title(f"{title}\nat {names['size']} B", fontsize=7)
         figs.append((f"latency map: {title} at {names['size']} B",
                      _save(fig, out / f"heatmap_{len(figs):03d}.png")))
     return figs
