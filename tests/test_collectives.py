@@ -64,10 +64,10 @@ def test_library_of_unknown_version_offers_every_block_of_its_table():
 
 
 def test_a_case_runs_only_in_environments_of_families_that_name_it():
-    assert coll.environ_features('osu_bcast', 'default') == ['+mpi']
-    assert coll.environ_features('osu_bcast', 'chain') == ['+openmpi']
+    assert coll.environ_features('osu_bcast', 'default') == ['+mpi +osu']
+    assert coll.environ_features('osu_bcast', 'chain') == ['+openmpi +osu']
     assert coll.environ_features('osu_bcast', 'binomial') == [
-        '+mpich', '+mvapich', '+mvapich2', '+openmpi']
+        '+mpich +osu', '+mvapich +osu', '+mvapich2 +osu', '+openmpi +osu']
     assert coll.case_name(('osu_bcast', 'chain')) == 'osu_bcast/chain'
 
 

@@ -71,13 +71,28 @@ def test_dry_run_slurm_template_srun(tmp_path, registry):
     assert '#SBATCH --partition=cpu' in inter_node
 
 
-def test_missing_osu_skips_with_instructions(tmp_path):
+def test_without_osu_only_the_probe_runs(tmp_path):
     registry = write_registry(tmp_path / 'environments.json', [
         {'name': 'bare-openmpi', 'mpi_family': 'openmpi', 'osu_root': None,
          'source': 'system'}])
-    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
-                      'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket',
+    out = run_reframe(tmp_path, '--system', 'local', '-l', registry=registry,
+                      extra_env={'PATH': '/usr/bin:/bin'},
+                      checks=('osu_pt2pt.py', 'placement_probe.py'))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert '- PlacementProbe %placement=intra_socket' in out.stdout
+    assert '- OsuPt2Pt' not in out.stdout
+
+
+def test_program_missing_from_an_osu_install_skips_with_instructions(tmp_path):
+    old_osu = tmp_path / 'osu-5.9'        # an install without the OSU 7 programs
+    (old_osu / 'libexec/osu-micro-benchmarks/mpi/pt2pt').mkdir(parents=True)
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'old-openmpi', 'mpi_family': 'openmpi', 'osu_root': str(old_osu),
+         'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'OsuPt2Pt', '-E',
+                      "benchmark=='osu_bw_persistent' and placement=='intra_socket'",
                       registry=registry, extra_env={'PATH': '/usr/bin:/bin'},
                       checks=PT2PT)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert 'osu_latency: not found' in out.stdout and 'omb-setup' in out.stdout
+    assert 'osu_bw_persistent: not found' in out.stdout and 'omb-setup' in out.stdout
+    assert 'exists since OSU 7.0' in out.stdout

@@ -66,7 +66,7 @@ class OsuProcurement(OsuPt2PtBase):
         if self.case.startswith('gpu'):
             self.buffers = 'D D'
             self.valid_systems = ['+gpu']
-            self.valid_prog_environs = ['+mpi +cuda', '+mpi +rocm']
+            self.valid_prog_environs = ['+mpi +osu +cuda', '+mpi +osu +rocm']
 
     @run_after('setup')
     def list_gpu_runs(self):

@@ -62,10 +62,14 @@ class PlacementProbeBuild(rfm.CompileOnlyRegressionTest):
 
 
 class OsuRunBase(rfm.RunOnlyRegressionTest):
-    """Common logic of every OSU check (binary lookup, options, parsing, references)."""
+    """Common logic of every OSU check (binary lookup, options, parsing, references).
+
+    Runs in environments with an MPI and OSU (``+mpi +osu``); without any OSU only the
+    placement probe runs, and ``omb-setup`` says once how to get OSU.
+    """
 
     valid_systems = ['*']
-    valid_prog_environs = ['+mpi']
+    valid_prog_environs = ['+mpi +osu']
     maintainers = ['omb-regression-suite']
 
     #: OSU install prefix or build tree to take the program from; overrides the

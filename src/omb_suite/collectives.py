@@ -117,8 +117,8 @@ def case_name(case: tuple[str, str]) -> str:
 def environ_features(benchmark: str, algorithm: str) -> list[str]:
     """``valid_prog_environs``: every MPI for 'default', else the families that offer it."""
     if algorithm == alg.DEFAULT:
-        return ['+mpi']
-    return [f'+{family}' for family in offered_by(collective_of(benchmark))[algorithm]]
+        return ['+mpi +osu']
+    return [f'+{family} +osu' for family in offered_by(collective_of(benchmark))[algorithm]]
 
 
 # ---------------------------------------------------------------- what a system offers

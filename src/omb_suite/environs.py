@@ -55,12 +55,18 @@ def load_registry(path: Path | None = None) -> list[dict[str, Any]]:
                          f're-create it with: omb-setup') from err
 
 
+def has_osu(entry: dict[str, Any]) -> bool:
+    """OSU registered for this environment, or ``osu_latency`` on its ``PATH`` (a module)."""
+    search = os.pathsep.join([*(entry.get('path') or []), os.environ.get('PATH', '')])
+    return bool(entry.get('osu_root')) or shutil.which('osu_latency', path=search) is not None
+
+
 def features(entry: dict[str, Any]) -> list[str]:
     family = entry['mpi_family']
     feats = ['mpi', family]
     if family.startswith('mvapich'):
         feats.append('mvapich')
-    if entry.get('osu_root'):
+    if has_osu(entry):
         feats.append('osu')
     feats += [gpu for gpu in ('cuda', 'rocm') if entry.get(gpu)]
     if entry.get('source') == 'spack':

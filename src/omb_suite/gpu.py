@@ -247,7 +247,7 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
     def restrict_to_gpus(self):
         if 'D' in self.buffers:
             self.valid_systems = ['+gpu']
-            self.valid_prog_environs = ['+mpi +cuda', '+mpi +rocm']
+            self.valid_prog_environs = ['+mpi +osu +cuda', '+mpi +osu +rocm']
 
     @run_after('setup')
     def require_gpu_aware_mpi(self):
