@@ -46,9 +46,10 @@ def cluster():
 
 
 @pytest.fixture
-def work():
-    """Stage outside /tmp: each mini-cluster node has its own /tmp."""
-    path = REPO / '.omb' / f'test-cluster-{uuid.uuid4().hex[:8]}'
+def work(cluster):
+    """Stage under the cluster directory: every node sees it, while each node has its own
+    /tmp (and a CI checkout may well live under /tmp)."""
+    path = Path(cluster['OMB_CLUSTER_DIR']) / 'work' / uuid.uuid4().hex[:8]
     path.mkdir(parents=True)
     yield path
     shutil.rmtree(path, ignore_errors=True)
