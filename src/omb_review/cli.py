@@ -13,6 +13,7 @@ import polars as pl
 from . import gate
 from .detect import Settings
 from .ingest import Dataset, load
+from .siteconfig import ConfigError, default_config, link_peaks
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -104,7 +105,12 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--size", type=int, help="message size for latency maps and scale boxes")
     rep.add_argument("--max-figures", type=int, default=12, help="per kind of figure (12)")
     rep.add_argument("--link-peak", type=_peak, action="append", default=[],
-                     metavar="SYSTEM:PARTITION=MBPS", help="link peak for the Hockney table")
+                     metavar="SYSTEM:PARTITION=MBPS",
+                     help="link peak for the Hockney table (overrides the configuration's)")
+    rep.add_argument("-C", "--config", type=lambda t: [Path(f) for f in t.split(":") if f],
+                     default=default_config(), metavar="FILE[:FILE]",
+                     help="ReFrame configuration (as reframe -C) whose partitions declare "
+                     "extras.link_peak_mbs (default: $RFM_CONFIG_FILES)")
     chk = sub.add_parser("check", help="CI gate: exit 1 on a performance regression",
                          description="Judge the latest runs of every series against a baseline.")
     _common(chk)
@@ -198,6 +204,12 @@ def cmd_report(args) -> int:
     from .hockney import fit_curves
     from .series import with_size
 
+    try:
+        peaks = link_peaks(args.config) if args.config else {}
+    except ConfigError as err:
+        print(f"omb-review: {err}; give --config FILE or --link-peak SYSTEM:PARTITION=MBPS",
+              file=sys.stderr)
+        return EXIT_USAGE
     ds = _load(args)
     results = _judge(args, ds)
     frame = with_size(ds.frame)
@@ -205,7 +217,7 @@ def cmd_report(args) -> int:
     figdir.mkdir(parents=True, exist_ok=True)
     n = args.max_figures
     split = _split(args, frame)
-    fits, hockney_figs = fit_curves(frame, dict(args.link_peak), figdir, n)
+    fits, hockney_figs = fit_curves(frame, peaks | dict(args.link_peak), figdir, n)
     sections = {
         "Time series with change points and reference bands":
             plots.timeseries(results, frame, figdir, n),

@@ -34,8 +34,15 @@ class Fit:
     peak_mbps: float | None = None
 
     @property
+    def resolved(self) -> bool:
+        """False when the sizes are too small for any bandwidth term (a flat curve)."""
+        return bool(np.isfinite(self.beta_mbps))
+
+    @property
     def peak_percent(self) -> float | None:
-        return None if not self.peak_mbps else 100 * self.beta_mbps / self.peak_mbps
+        if not self.peak_mbps or not self.resolved:
+            return None
+        return 100 * self.beta_mbps / self.peak_mbps
 
 
 def fit(sizes: np.ndarray, times: np.ndarray) -> tuple[float, float, float]:

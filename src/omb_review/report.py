@@ -67,8 +67,9 @@ def _verdicts(results: list[SeriesResult]) -> str:
 
 def _hockney(fits: list[Fit]) -> str:
     rows = [
-        (f.curve, f"{f.alpha_us:.3g}", f"{f.beta_mbps:.4g}", f"{f.r2:.3f}", f.points,
-         "" if f.peak_percent is None else f"{f.peak_percent:.1f}%")
+        (f.curve, f"{f.alpha_us:.3g}",
+         f"{f.beta_mbps:.4g}" if f.resolved else "not resolved (sizes too small)",
+         f"{f.r2:.3f}", f.points, "" if f.peak_percent is None else f"{f.peak_percent:.1f}%")
         for f in fits
     ]
     header = ("curve", "alpha (us)", "beta (MB/s)", "R^2 (log)", "sizes", "% of link peak")

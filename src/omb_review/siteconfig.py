@@ -1,0 +1,43 @@
+"""Facts that a ReFrame site configuration declares about its partitions.
+
+A partition declares the peak of its interconnect link in ``extras: {link_peak_mbs: N}``
+(MB/s, the unit OSU prints); the Hockney table shows fitted bandwidth as a percentage of it.
+The files are read by ReFrame's own loader (Python ``site_configuration``, YAML with its
+template bindings, several files merged as ``-C a:b`` would).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PEAK_KEY = "link_peak_mbs"
+
+
+class ConfigError(ValueError):
+    """The configuration cannot be read; the message says which file and why."""
+
+
+def default_config() -> list[Path]:
+    """The files ReFrame itself would read: ``RFM_CONFIG_FILES``."""
+    return [Path(f) for f in os.environ.get("RFM_CONFIG_FILES", "").split(":") if f]
+
+
+def link_peaks(paths: list[Path]) -> dict[str, float]:
+    """``{"system:partition": MB/s}`` for every partition that declares ``link_peak_mbs``."""
+    from reframe.core.config import load_config  # ReFrame's import is not free: only here
+
+    for path in paths:
+        if not path.is_file():
+            raise ConfigError(f"{path}: no such ReFrame configuration file")
+    try:
+        systems = load_config(*map(str, paths)).get("systems") or []
+    except Exception as err:  # a site file can raise anything: say which files
+        raise ConfigError(f"{':'.join(map(str, paths))}: ReFrame cannot load it: {err}") from err
+    peaks = {}
+    for system in systems:
+        for part in system.get("partitions", []):
+            value = part.get("extras", {}).get(PEAK_KEY)
+            if value is not None:
+                peaks[f"{system['name']}:{part['name']}"] = float(value)
+    return peaks
