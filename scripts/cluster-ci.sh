@@ -5,7 +5,8 @@
 #   2. run the suite on SYSTEM, tagging the session (ReFrame --session-extras and the
 #      perflog column session_tag) and writing JUnit next to the results;
 #   3. gate: omb-review check on the results, judging only the runs of this job
-#      against the history before it; non-zero exit on a regression.
+#      against the history before it; non-zero exit on a regression ($OMB_REVIEW_ARGS adds
+#      gate options, e.g. "--fdr --override '*latency_4194304*=0.2'").
 #
 #   scripts/cluster-ci.sh SYSTEM[:PARTITION] [TAG] [extra reframe options...]
 #   e.g. scripts/cluster-ci.sh mycluster upgrade=post --mode nightly
@@ -35,7 +36,9 @@ echo "== reframe on $system, session tag '$tag'"
 run_rc=$?
 
 echo "== omb-review check (runs since $since against the history before)"
-.venv/bin/omb-review check "$results" --since "$since" --json "$results/gate-$stamp.json"
+# shellcheck disable=SC2086
+.venv/bin/omb-review check "$results" --since "$since" --json "$results/gate-$stamp.json" \
+    ${OMB_REVIEW_ARGS:-}
 gate_rc=$?
 
 echo "reframe exit $run_rc, gate exit $gate_rc"

@@ -89,6 +89,10 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
                    help="threshold for series whose name matches the shell pattern (repeatable; "
                    "last match wins)")
     g.add_argument("--alpha", type=float, default=0.01, help="Mann-Whitney significance (0.01)")
+    g.add_argument("--fdr", action="store_true",
+                   help="alpha bounds the false discovery rate over all series (Benjamini-"
+                   "Hochberg) instead of each series' false-alarm rate: for noisy machines and "
+                   "latest windows of 10+ runs")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -155,7 +159,7 @@ def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
     windows = gate.Windows(args.since, args.latest, timedelta(hours=args.session_gap),
                            args.baseline)
     settings = Settings(threshold=args.threshold, alpha=args.alpha,
-                        baseline_runs=args.baseline_runs)
+                        baseline_runs=args.baseline_runs, fdr=args.fdr)
     return gate.run(ds.frame, windows, settings, args.override)
 
 
@@ -164,7 +168,8 @@ def _line(r: gate.SeriesResult) -> str:
     bad = r.first_bad or {}
     return (f"{v.status.upper()} {r.series}: {100 * v.change:+.1f}% worse "
             f"(median {v.latest_median:.4g} vs {v.baseline_median:.4g} {r.unit}), "
-            f"confidence {v.confidence:.3f} [{v.method}, n={v.n_baseline}/{v.n_latest}], "
+            f"confidence {v.confidence:.3f} [{v.method}{', FDR' if v.q_value is not None else ''}"
+            f", n={v.n_baseline}/{v.n_latest}], "
             f"first bad run {bad.get('time')} job {bad.get('jobid')} tag {bad.get('session_tag')}")
 
 

@@ -38,6 +38,7 @@ class Settings:
     min_baseline: int = 3
     baseline_runs: int = 30
     recent: int = 6  # a level that began within this many runs is the latest window
+    fdr: bool = False  # alpha bounds the false discovery rate over all series (gate.control_fdr)
 
 
 def noise(y: np.ndarray) -> float:
@@ -107,10 +108,11 @@ class Verdict:
     baseline_median: float = float("nan")
     latest_median: float = float("nan")
     first_bad: int | None = None  # index into the series
+    q_value: float | None = None  # Benjamini-Hochberg adjusted p, with --fdr
 
     @property
     def confidence(self) -> float:
-        return 1.0 - self.p_value
+        return 1.0 - (self.p_value if self.q_value is None else self.q_value)
 
 
 def _min_p(n1: int, n2: int) -> float:

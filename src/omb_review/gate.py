@@ -20,6 +20,7 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import polars as pl
+from scipy.stats import false_discovery_control
 from tqdm import tqdm
 
 from .detect import Settings, Verdict, change_points, compare, hampel, noise
@@ -166,5 +167,23 @@ def run(
 ) -> list[SeriesResult]:
     """Judge every series of ``frame``; regressions first, largest change first."""
     results = [judge(r, w, s, overrides) for r in tqdm(runs(frame), desc="judging", disable=None)]
+    if s.fdr:
+        control_fdr(results, s.alpha)
     order = {"regression": 0, "improvement": 1, "ok": 2, "insufficient": 3}
     return sorted(results, key=lambda r: (order[r.verdict.status], -r.verdict.change))
+
+
+def control_fdr(results: list[SeriesResult], alpha: float) -> None:
+    """Benjamini-Hochberg over every series judged by the U test: a verdict stands only if its
+    adjusted p (q) is <= ``alpha``, so that of all series named at most a fraction ``alpha`` is
+    expected to be noise, however many series the gate looks at.  Per-series p <= alpha instead
+    names about alpha x (number of series) on pure noise.  Series judged with too few runs for
+    the U test (range+z) have no comparable p and keep their verdict."""
+    tested = [r for r in results if r.verdict.method == "mann-whitney"]
+    if not tested:
+        return
+    q = false_discovery_control([r.verdict.p_value for r in tested], method="bh")
+    for r, qv in zip(tested, q, strict=True):
+        r.verdict.q_value = float(qv)
+        if qv > alpha and r.verdict.status in ("regression", "improvement"):
+            r.verdict.status, r.first_bad = "ok", None

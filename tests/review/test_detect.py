@@ -100,3 +100,23 @@ def test_gate_over_a_frame_orders_regressions_first():
     res = gate.run(pl.DataFrame(rows), gate.Windows(), Settings(), [])
     assert [r.verdict.status for r in res] == ["regression", "ok"]
     assert "latency_16" in res[0].series
+
+
+def test_fdr_control_keeps_strong_regressions_and_drops_what_noise_explains():
+    from omb_review.detect import Verdict
+
+    def result(p: float) -> gate.SeriesResult:
+        status = "regression" if p <= 0.01 else "ok"
+        return gate.SeriesResult("s", {}, "us", 0.05, Verdict(status, 0.1, p, "mann-whitney"))
+
+    noise = [result(p) for p in np.linspace(0.005, 1, 100)]  # one "regression" by chance
+    strong = [result(1e-6) for _ in range(3)]
+    few_runs = gate.SeriesResult("f", {}, "us", 0.05, Verdict("regression", 0.2, 0.05,
+                                                              "range+z (few runs)"))
+    results = noise + strong + [few_runs]
+    assert sum(r.verdict.status == "regression" for r in noise) == 1
+    gate.control_fdr(results, 0.01)
+    assert [r.verdict.status for r in strong] == ["regression"] * 3
+    assert all(r.verdict.status == "ok" for r in noise)
+    assert few_runs.verdict.status == "regression" and few_runs.verdict.q_value is None
+    assert strong[0].verdict.confidence == 1 - strong[0].verdict.q_value > 0.9999

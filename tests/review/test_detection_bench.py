@@ -2,23 +2,53 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import DATA
+
+from omb_review.cli import main
 
 REPO = DATA.parents[2]
 
 
-def test_detection_benchmark_today_is_what_check_says():
-    out = subprocess.run(
+def _bench(*extra: str) -> str:
+    return subprocess.run(
         [sys.executable, str(REPO / "benchmarks/review_detection.py"), str(DATA / "trend"),
-         "--only", "*osu_latency*"], capture_output=True, text=True, check=True).stdout
+         *extra], capture_output=True, text=True, check=True).stdout
+
+
+def test_detection_benchmark_today_is_what_check_says():
+    out = _bench("--only", "*osu_latency*")
     rows = {line.split(" [")[0].split()[-1]: line.split()[-1] for line in out.splitlines()
             if "OsuPt2Pt." in line}
     # the same verdicts as tests/review/test_our_perflogs.py on the same real perflog
     assert len(rows) == 7 and all(v in ("ok", "regression") for v in rows.values())
     assert [k for k, v in rows.items() if v == "regression"] == ["OsuPt2Pt.min_latency"]
-    assert "today: red as measured; every series named when made 10% worse" in out
+    assert "today: red as measured; 7 of 7 series named when made 10% worse" in out
     series_windows, gate_runs = out.split("series-windows: ")[1], out.split("gate runs: ")[1]
     assert series_windows.startswith("357;") and gate_runs.startswith("51;")
+
+
+def test_detection_benchmark_with_fdr_matches_check_with_fdr(tmp_path):
+    out = _bench("--fdr")  # all 14 series, every one made 10% worse (bandwidth: lower)
+    assert "today: green as measured; 5 of 14 series named when made 10% worse" in out
+    tree = Path(shutil.copytree(DATA / "trend", tmp_path / "worse"))
+    log = tree / "local/default/OsuPt2Pt.log"
+    header, *rows = log.read_text().splitlines()
+    cols = header.split("|")
+    tag, bench, v = (cols.index(c) for c in ("session_tag", "benchmark", "perf_value"))
+    worse = []
+    for row in rows:
+        f = row.split("|")
+        if int(f[tag].split("-")[1]) > 70 and f[v] != "null":
+            f[v] = repr(float(f[v]) * 1.1 if f[bench] == "osu_latency" else float(f[v]) / 1.1)
+        worse.append("|".join(f))
+    log.write_text("\n".join([header, *worse]) + "\n")
+    verdicts = tmp_path / "gate.json"
+    assert main(["check", str(tree), "--latest", "10", "--fdr", "--no-cache",
+                 "--json", str(verdicts)]) == 1
+    assert json.loads(verdicts.read_text())["counts"]["regression"] == 5

@@ -58,9 +58,9 @@ TREND = DATA / "trend"
 LAST_TEN = {f"trend-{i}" for i in range(71, 81)}
 
 
-def _trend_gate(tree: Path, tmp_path: Path) -> tuple[int, list[str]]:
+def _trend_gate(tree: Path, tmp_path: Path, *extra: str) -> tuple[int, list[str]]:
     out = tmp_path / "gate.json"
-    rc = main(["check", str(tree), "--latest", "10", "--no-cache", "--json", str(out)])
+    rc = main(["check", str(tree), "--latest", "10", "--no-cache", "--json", str(out), *extra])
     verdicts = json.loads(out.read_text())["series"]
     return rc, sorted(s["perf_var"] for s in verdicts if s["status"] == "regression")
 
@@ -97,3 +97,16 @@ def test_as_measured_the_gate_names_the_one_series_this_vm_really_drifted_on(tmp
     # --latest 10 is red on 31% of such positions (benchmarks/review_detection.py).
     rc, named = _trend_gate(TREND, tmp_path)
     assert (rc, named) == (1, ["min_latency"])
+
+
+def test_with_fdr_control_the_same_perflog_passes_as_measured_and_fails_on_a_10pct_step(
+        tmp_path):
+    # --fdr: alpha bounds the expected share of noise among the series named (Benjamini-
+    # Hochberg over the 14 series). Over the 51 positions of this history it turns the gate red
+    # on 2% of them as measured (31% without) and on 76% once every series is 10% worse (82%).
+    assert _trend_gate(TREND, tmp_path, "--fdr") == (0, [])
+    tree = Path(shutil.copytree(TREND, tmp_path / "injected"))
+    _slower(tree, "osu_latency", 1.10)
+    rc, named = _trend_gate(tree, tmp_path, "--fdr")
+    # the four with p <= 0.0024; latency_1, _64K and _4M (p 0.005-0.009) stay within the noise
+    assert (rc, named) == (1, ["latency_1024", "latency_1048576", "latency_8", "min_latency"])
