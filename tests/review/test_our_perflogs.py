@@ -110,3 +110,22 @@ def test_with_fdr_control_the_same_perflog_passes_as_measured_and_fails_on_a_10p
     rc, named = _trend_gate(tree, tmp_path, "--fdr")
     # the four with p <= 0.0024; latency_1, _64K and _4M (p 0.005-0.009) stay within the noise
     assert (rc, named) == (1, ["latency_1024", "latency_1048576", "latency_8", "min_latency"])
+
+
+def test_done_means_on_all_our_real_perflogs(tmp_path):
+    """The issue's acceptance, on one tree holding every real perflog committed here: the
+    report draws every kind of figure, the gate (--latest 10 --fdr) passes as measured, and
+    fails naming osu_latency series once the last 10 sessions' latency is 10% slower."""
+    tree = tmp_path / "perflogs"
+    for name in ("ours", "trend"):
+        shutil.copytree(DATA / name, tree / name)
+    out = tmp_path / "out"
+    assert main(["report", str(tree), "-o", str(out), "--no-cache", "--latest", "10",
+                 "--fdr"]) == 0
+    figures = {p.name.rsplit("_", 1)[0] for p in (out / "figures").glob("*.png")}
+    assert {"heatmap", "hockney", "ts", "curve_latency", "curve_bandwidth", "box_runs",
+            "box_scales"} <= figures, figures
+    assert _trend_gate(tree, tmp_path, "--fdr") == (0, [])
+    _slower(tree / "trend", "osu_latency", 1.10)
+    rc, named = _trend_gate(tree, tmp_path, "--fdr")
+    assert rc == 1 and named and all("latency" in n for n in named)
