@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from omb_review import gate
-from omb_review.cli import _override
+from omb_review.cli import parse_override
 from omb_review.detect import Settings
 from omb_review.ingest import load
 from omb_review.series import label, threshold_for, worse_when
@@ -51,7 +51,7 @@ def main() -> int:
     p.add_argument("--threshold", type=float, default=0.05)
     p.add_argument("--alpha", type=float, default=0.01)
     p.add_argument("--fdr", action="store_true", help="as omb-review check --fdr")
-    p.add_argument("--override", type=_override, action="append", default=[])
+    p.add_argument("--override", type=parse_override, action="append", default=[])
     p.add_argument("--only", default="*", help="series label pattern (shell wildcards)")
     args = p.parse_args()
     s = replace(Settings(), threshold=args.threshold, alpha=args.alpha)

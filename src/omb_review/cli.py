@@ -36,22 +36,21 @@ def _range(text: str) -> tuple[datetime, datetime]:
     return _when(start), _when(end)
 
 
-def _override(text: str) -> tuple[str, float]:
-    pattern, _sep, value = text.rpartition("=")
-    try:
-        return pattern, float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give PATTERN=FRACTION, e.g. '*osu_latency*latency_0 *=0.2'") from None
+def _assignment(shape: str):
+    """Parser of ``NAME=NUMBER`` options; ``shape`` is what the error message asks for."""
+
+    def parse(text: str) -> tuple[str, float]:
+        name, _sep, value = text.rpartition("=")
+        try:
+            return name, float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r}: give {shape}") from None
+
+    return parse
 
 
-def _peak(text: str) -> tuple[str, float]:
-    part, _sep, value = text.rpartition("=")
-    try:
-        return part, float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: give SYSTEM:PARTITION=MB/s, e.g. cluster:cpu=12500") from None
+parse_override = _assignment("PATTERN=FRACTION, e.g. '*osu_latency*latency_0 *=0.2'")
+_peak = _assignment("SYSTEM:PARTITION=MB/s, e.g. cluster:cpu=12500")
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -84,7 +83,7 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--baseline-runs", type=int, default=30, help="default baseline size (30)")
     g.add_argument("--threshold", type=float, default=0.05,
                    help="smallest relative change reported (default 0.05 = 5%%)")
-    g.add_argument("--override", type=_override, action="append", default=[],
+    g.add_argument("--override", type=parse_override, action="append", default=[],
                    metavar="PATTERN=FRACTION",
                    help="threshold for series whose name matches the shell pattern (repeatable; "
                    "last match wins)")

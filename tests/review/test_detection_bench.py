@@ -8,11 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import DATA
+from conftest import DATA, REPO, worsen
 
 from omb_review.cli import main
-
-REPO = DATA.parents[2]
 
 
 def _bench(*extra: str) -> str:
@@ -37,17 +35,13 @@ def test_detection_benchmark_with_fdr_matches_check_with_fdr(tmp_path):
     out = _bench("--fdr")  # all 14 series, every one made 10% worse (bandwidth: lower)
     assert "today: green as measured; 5 of 14 series named when made 10% worse" in out
     tree = Path(shutil.copytree(DATA / "trend", tmp_path / "worse"))
-    log = tree / "local/default/OsuPt2Pt.log"
-    header, *rows = log.read_text().splitlines()
-    cols = header.split("|")
-    tag, bench, v = (cols.index(c) for c in ("session_tag", "benchmark", "perf_value"))
-    worse = []
-    for row in rows:
-        f = row.split("|")
-        if int(f[tag].split("-")[1]) > 70 and f[v] != "null":
-            f[v] = repr(float(f[v]) * 1.1 if f[bench] == "osu_latency" else float(f[v]) / 1.1)
-        worse.append("|".join(f))
-    log.write_text("\n".join([header, *worse]) + "\n")
+
+    def ten_percent_worse_in_the_last_ten(record: dict[str, str]) -> float:
+        if int(record["session_tag"].split("-")[1]) <= 70:
+            return 1.0
+        return 1.1 if record["benchmark"] == "osu_latency" else 1 / 1.1  # bandwidth: lower
+
+    worsen(tree / "local/default/OsuPt2Pt.log", ten_percent_worse_in_the_last_ten)
     verdicts = tmp_path / "gate.json"
     assert main(["check", str(tree), "--latest", "10", "--fdr", "--no-cache",
                  "--json", str(verdicts)]) == 1

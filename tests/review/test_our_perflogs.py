@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import DATA
+from conftest import DATA, worsen
 
 from omb_review.cli import main
 
@@ -34,17 +34,8 @@ def test_check_passes_on_our_runs_and_fails_on_a_step_beyond_the_noise(tmp_path)
     # synthetic: the latest session made 50% slower (on this VM a 10% step is inside the
     # noise of small-message latency: 0.20-0.23 us printed with 0.01 us resolution)
     tree = Path(shutil.copytree(OURS, tmp_path / "injected"))
-    log = tree / "local/default/OsuPt2Pt.log"
-    header, *rows = log.read_text().splitlines()
-    cols = header.split("|")
-    t, v = cols.index("job_completion_time"), cols.index("perf_value")
-    slower = []
-    for row in rows:
-        f = row.split("|")
-        if f[t] >= LATEST and f[v] != "null":
-            f[v] = f"{float(f[v]) * 1.5:.4g}"
-        slower.append("|".join(f))
-    log.write_text("\n".join([header, *slower]) + "\n")
+    worsen(tree / "local/default/OsuPt2Pt.log",
+           lambda r: 1.5 if r["job_completion_time"] >= LATEST else 1.0)
     rc, verdicts = _gate(tree, tmp_path)
     named = [s["series"] for s in verdicts["series"] if s["status"] == "regression"]
     assert rc != 0 and named
@@ -66,17 +57,8 @@ def _trend_gate(tree: Path, tmp_path: Path, *extra: str) -> tuple[int, list[str]
 
 
 def _slower(tree: Path, benchmark: str, factor: float) -> None:
-    log = tree / "local/default/OsuPt2Pt.log"
-    header, *rows = log.read_text().splitlines()
-    cols = header.split("|")
-    tag, bench, v = (cols.index(c) for c in ("session_tag", "benchmark", "perf_value"))
-    out = []
-    for row in rows:
-        f = row.split("|")
-        if f[tag] in LAST_TEN and f[bench] == benchmark and f[v] != "null":
-            f[v] = repr(float(f[v]) * factor)
-        out.append("|".join(f))
-    log.write_text("\n".join([header, *out]) + "\n")
+    worsen(tree / "local/default/OsuPt2Pt.log", lambda r: factor if (
+        r["session_tag"] in LAST_TEN and r["benchmark"] == benchmark) else 1.0)
 
 
 def test_a_10pct_slower_latency_in_the_last_ten_sessions_names_every_latency_series(tmp_path):

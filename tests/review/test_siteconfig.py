@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 
-from conftest import DATA
+from conftest import DATA, REPO
 
 from omb_review.cli import main
 from omb_review.siteconfig import link_peaks
 
-SETTINGS = DATA.parents[2] / "reframe/config/settings.py"
+SETTINGS = REPO / "reframe/config/settings.py"
 SITE = """\
 systems:
 - name: local
