@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
+
+from omb_suite import mpilib
 
 REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 
@@ -100,17 +100,10 @@ def detect_path_mpi() -> dict[str, Any] | None:
     if not mpirun:
         return None
     try:
-        out = subprocess.run([mpirun, '--version'], capture_output=True, text=True,
-                             timeout=20).stdout
-    except (OSError, subprocess.SubprocessError):
+        out = mpilib.run_tool(mpirun, '--version', timeout=20)
+    except mpilib.MpiToolError:
         out = ''
-    family, version = 'unknown', None
-    if m := re.search(r'Open MPI\)?\s+(\d+\.\d+(?:\.\d+)?)', out):
-        family, version = 'openmpi', m[1]
-    elif 'HYDRA' in out or 'MPICH' in out:
-        family = 'mpich'
-        m = re.search(r'Version:\s+(\S+)', out)
-        version = m[1] if m else None
+    family, version = mpilib.launcher_family(out)
     osu_root = os.environ.get('OSU_ROOT') or None
     return {'name': 'default-mpi', 'mpi_family': family, 'mpi_version': version,
             'osu_root': osu_root, 'source': 'path'}

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import environs, gpu, spack_envs
+from omb_suite import environs, mpilib, spack_envs
 from omb_suite.spack_envs import SpackSetupError
 
 OSU_MPI_DIR = Path('libexec') / 'osu-micro-benchmarks' / 'mpi'
@@ -100,17 +100,13 @@ def detect_mpi(repo: Path, family: str) -> dict[str, Any] | None:
     if probe is None:
         return None
     bindir = Path(probe).parent
-    if family == 'openmpi':
-        version = re.search(r'v(\d+(?:\.\d+)+)', run([probe, '--version']))
-        cuda = gpu.openmpi_support(run([probe, '--parsable', '--all']), 'cuda').aware is True
-        device = None
-    else:
-        out = run([probe])
-        version = re.search(r'MPICH Version:\s*(\S+)', out)
-        cuda = gpu.mpich_support(out, 'cuda', {}).aware is True
-        device = (re.search(r'MPICH Device:\s*(\S+)', out) or [None, None])[1]
+    path = str(bindir)
+    device = None
+    if family == 'mpich':
+        device = mpilib.mpich_device(mpilib.run_tool(probe))
     shim = make_shim(repo, family, bindir)
-    return {'family': family, 'version': version[1] if version else None, 'cuda': cuda,
+    return {'family': family, 'version': mpilib.library_version(family, path),
+            'cuda': mpilib.gpu_support(family, 'cuda', path, {}).aware is True,
             'bin': str(shim / 'bin') if shim else str(bindir),
             'prefix': str(shim) if shim else str(bindir.parent), 'device': device}
 

@@ -1,0 +1,145 @@
+"""The OSU catalogue (``data/catalogue.yaml``): every program OSU installs, what it reports and
+which options it takes. The only place that knows OSU's programs and their options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+#: Unit of each parser column that a check reports.
+UNITS: dict[str, str] = {
+    'latency': 'us', 'avg_latency': 'us', 'min_latency': 'us', 'max_latency': 'us',
+    'p50': 'us', 'p90': 'us', 'p99': 'us', 'overall': 'us', 'compute': 'us',
+    'pure_comm': 'us', 'coll_init': 'us', 'mpi_test': 'us', 'mpi_wait': 'us',
+    'bandwidth': 'MB/s', 'msg_rate': 'messages/s', 'overlap': '%',
+    'init_min': 'ms', 'init_max': 'ms', 'init_avg': 'ms',
+}
+#: Catalogue kinds run by the collective checks.
+COLLECTIVE_KINDS = ('collective', 'nonblocking')
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One OSU program (see the comment at the top of ``data/catalogue.yaml``)."""
+
+    name: str
+    group: str
+    kind: str
+    metrics: tuple[str, ...]
+    curve: dict[str, tuple[str, str]]
+    max_size: int | None
+    since: str
+    needs: str | None = None
+    min_ranks: int = 2
+    data_options: bool = True
+    validates: bool = True
+    syncs: tuple[str, ...] = ()
+
+    @property
+    def collective(self) -> str:
+        """'osu_ireduce_scatter' -> 'ireduce_scatter' (the algorithm tables' key)."""
+        return self.name.removeprefix('osu_')
+
+    @property
+    def nonblocking(self) -> bool:
+        return self.kind == 'nonblocking'
+
+    @property
+    def has_sizes(self) -> bool:
+        """False for programs without a message-size sweep (barriers, start-up)."""
+        return self.max_size is not None
+
+    @property
+    def fixed_size(self) -> bool:
+        """One element whatever ``-m`` says (fetch-and-op, compare-and-swap)."""
+        return self.max_size == 1
+
+
+@cache
+def _data() -> dict[str, Any]:
+    text = resources.files('omb_suite').joinpath('data/catalogue.yaml').read_text()
+    return yaml.safe_load(text)
+
+
+def _syncs(entry: dict[str, Any]) -> tuple[str, ...]:
+    rma = _data()['one_sided']
+    which = entry.get('syncs')
+    if which is None:
+        return ()
+    return tuple(rma['active_syncs'] if which == 'active' else rma['syncs'])
+
+
+@cache
+def catalogue() -> dict[str, Benchmark]:
+    return {
+        name: Benchmark(name, e['group'], e['kind'], tuple(e.get('metrics') or ()),
+                        {k: (v[0], v[1]) for k, v in (e.get('curve') or {}).items()},
+                        e.get('max_size'), str(e.get('since', '5.0')), e.get('needs'),
+                        int(e.get('min_ranks', 2)), bool(e.get('data_options', True)),
+                        bool(e.get('validates', True)), _syncs(e))
+        for name, e in _data()['benchmarks'].items()
+    }
+
+
+def get(name: str) -> Benchmark:
+    try:
+        return catalogue()[name]
+    except KeyError:
+        raise KeyError(f'{name!r} is not in the OSU catalogue (src/omb_suite/data/catalogue.yaml);'
+                       f' add it there') from None
+
+
+def names(*kinds: str) -> list[str]:
+    """Programs of the given kinds (``pt2pt``, ``collective``, ...), in catalogue order."""
+    return [n for n, b in catalogue().items() if b.kind in kinds]
+
+
+def verdict(kind: str) -> list[str]:
+    """The programs of a kind in the default verdict set (``data/catalogue.yaml``)."""
+    return list(_data()['verdict'][kind])
+
+
+def verdict_window_size() -> int:
+    """``osu_mbw_mr``'s window (``-W``) in the verdict set."""
+    return int(_data()['verdict']['mbw_mr_window_size'])
+
+
+def unit(column: str) -> str:
+    """The unit of a reported column (``''`` for dimensionless ones such as iterations)."""
+    return UNITS.get(column, '')
+
+
+def buffers() -> tuple[str, ...]:
+    """OSU's ``-d`` buffer placements (send, receive), host first."""
+    return tuple(_data()['buffers'])
+
+
+def datatype_size(datatype: str) -> int:
+    """Bytes per element of an OSU ``-T`` datatype (``''`` = OSU's MPI_CHAR)."""
+    sizes = _data()['datatypes']
+    try:
+        return sizes[datatype.lower() or 'mpi_char']
+    except KeyError:
+        raise ValueError(f'datatype {datatype!r} is not an OSU -T datatype; use one of '
+                         f'{", ".join(sizes)}') from None
+
+
+def rma_windows() -> dict[str, str]:
+    """One-sided ``-w`` values -> the name OSU prints (``MPI_Win_allocate``)."""
+    return dict(_data()['one_sided']['windows'])
+
+
+def rma_syncs() -> dict[str, str]:
+    """One-sided ``-s`` values -> the name OSU prints (``MPI_Win_flush``)."""
+    return dict(_data()['one_sided']['syncs'])
+
+
+def one_sided_cases() -> list[tuple[str, str, str]]:
+    """Every (benchmark, window, sync) that OSU accepts, in catalogue order."""
+    return [(b.name, window, sync) for b in catalogue().values() if b.syncs
+            for window in rma_windows() for sync in b.syncs]
