@@ -1,10 +1,14 @@
-"""Read the placement probe's output and judge it against the placement asked for.
+"""The placement probe: where each rank of a job runs (host, CPU set, socket, NUMA node, GPU).
 
-The probe (``probe/placement_probe.c``) prints one ``PROBE rank=...`` line per rank.
-A placement is *verified*, not assumed: ``intra_socket`` needs both ranks on one host
-and one socket, ``inter_socket`` on one host and two different sockets, ``inter_node``
-on two hosts. Two ranks pinned to the same single CPU always fail (they would time-share
-one core and report milliseconds instead of microseconds).
+Two producers print the same ``PROBE`` lines:
+
+- ``probe/omb_rank.sh``, the per-rank wrapper every OSU run goes through: it prints the
+  rank's line (and its ``GPUBIND`` line with ``--gpu``) and execs the benchmark, so the
+  placement observed is the one the benchmark runs with, in the same launch;
+- ``probe/placement_probe.c``, a tiny MPI program (rank 0 gathers and prints every line, then
+  ``PROBE done``), run by the ``PlacementProbe`` check where no OSU is installed yet.
+
+This module reads those lines; :mod:`omb_suite.placement` judges them against a placement.
 """
 
 from __future__ import annotations
@@ -15,14 +19,19 @@ from importlib import resources
 from pathlib import Path
 
 _LINE = re.compile(
-    r'^PROBE rank=(?P<rank>\d+) size=(?P<size>\d+) host=(?P<host>\S+) '
+    r'^PROBE rank=(?P<rank>\S+) size=(?P<size>\S+) host=(?P<host>\S+) '
     r'cpus=(?P<cpus>\S+) sockets=(?P<sockets>\S+) numa=(?P<numa>\S+)\s*$'
 )
 _DONE = re.compile(r'^PROBE done ranks=(\d+)\s*$')
+_BIND = re.compile(r'^GPUBIND rank=(\d+) host=(\S+) visible=(\S+) device=(\S+)\s*$', re.M)
+
+#: The per-rank wrapper (package data) and the MPI probe's source.
+WRAPPER = 'omb_rank.sh'
+PROBE_SOURCE = 'placement_probe.c'
 
 
 class ProbeError(ValueError):
-    """The probe output is missing, incomplete, or contradicts the placement."""
+    """The probe output is missing, incomplete, or garbled."""
 
 
 @dataclass(frozen=True)
@@ -38,9 +47,23 @@ class RankPlace:
                 f'socket={_fmt(self.sockets)} numa={_fmt(self.numa)}')
 
 
+@dataclass(frozen=True)
+class Binding:
+    """The GPU a rank uses, as the wrapper reported it."""
+
+    rank: int
+    host: str
+    visible: str
+    device: str
+
+
 def source_dir() -> str:
-    """Directory holding ``placement_probe.c`` (the ReFrame build fixture's sources)."""
+    """Directory holding the wrapper and ``placement_probe.c``."""
     return str(Path(str(resources.files('omb_suite').joinpath('probe'))))
+
+
+def wrapper_text() -> str:
+    return resources.files('omb_suite').joinpath('probe', WRAPPER).read_text()
 
 
 def _ids(text: str) -> frozenset[int]:
@@ -57,79 +80,55 @@ def _fmt(ids: frozenset[int]) -> str:
     return ','.join(map(str, sorted(ids))) or 'none'
 
 
-def parse_probe(text: str) -> list[RankPlace]:
-    """Parse probe output; raise :class:`ProbeError` when it is absent or incomplete."""
+def parse_probe(text: str, expect_ranks: int | None = None) -> list[RankPlace]:
+    """The ranks' places, by rank.
+
+    With ``expect_ranks`` (the wrapper: one line per rank, no final line) every rank
+    0..N-1 must have reported once; without it (the MPI probe) the output must end with
+    ``PROBE done``. Raises :class:`ProbeError` saying what is missing.
+    """
     ranks: dict[int, RankPlace] = {}
     size = done = None
     for line in text.splitlines():
         if m := _LINE.match(line.strip()):
-            size = int(m['size'])
-            ranks[int(m['rank'])] = RankPlace(int(m['rank']), m['host'], _ids(m['cpus']),
-                                              _ids(m['sockets']), _ids(m['numa']))
+            if not m['rank'].isdigit():
+                raise ProbeError('a rank printed its PROBE line without knowing its rank: the '
+                                 'launcher set none of the rank variables the wrapper reads '
+                                 '(OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID)')
+            try:
+                place = RankPlace(int(m['rank']), m['host'], _ids(m['cpus']),
+                                  _ids(m['sockets']), _ids(m['numa']))
+            except ValueError:
+                raise ProbeError(f'garbled probe line: {line.strip()!r}') from None
+            if place.rank in ranks:
+                raise ProbeError(f'rank {place.rank} reported twice: two jobs wrote one output, '
+                                 f'or the launcher started the program twice per rank')
+            ranks[place.rank] = place
+            size = int(m['size']) if m['size'].isdigit() else size
         elif m := _DONE.match(line.strip()):
             done = int(m[1])
     if not ranks:
-        raise ProbeError('placement probe printed no PROBE lines: it did not run '
-                         '(see the job\'s stderr for the launcher error)')
-    missing = sorted(set(range(size or 0)) - set(ranks))
-    if missing or done is None:
-        raise ProbeError(f'placement probe output is incomplete: ranks {missing} missing'
-                         if missing else 'placement probe output has no final "PROBE done" '
-                         'line: it was cut off')
+        raise ProbeError('no PROBE lines: the ranks did not start (see the job\'s stderr for '
+                         'the launcher error)')
+    want = expect_ranks if expect_ranks is not None else (size or 0)
+    missing = sorted(set(range(want)) - set(ranks))
+    extra = sorted(set(ranks) - set(range(want))) if expect_ranks is not None else []
+    if missing or extra:
+        raise ProbeError(f'expected ranks 0-{want - 1}; ' + (
+            f'ranks {missing} did not report' if missing else f'unexpected ranks {extra}'))
+    if expect_ranks is None and done is None:
+        raise ProbeError('placement probe output has no final "PROBE done" line: it was cut off')
     return [ranks[r] for r in sorted(ranks)]
 
 
-def observed(places: list[RankPlace]) -> str:
-    """Compact summary for the perflog, e.g. ``vm:cpu0/s0/n0;vm:cpu1/s0/n0``."""
+def parse_bindings(text: str) -> list[Binding]:
+    """The ``GPUBIND`` lines of a job's output, by rank."""
+    found = {int(r): Binding(int(r), h, v, d) for r, h, v, d in _BIND.findall(text)}
+    return [found[r] for r in sorted(found)]
+
+
+def observed(places: list[RankPlace], bindings: list[Binding] | None = None) -> str:
+    """Compact summary for the perflog: ``vm:cpu0/s0/n0;vm:cpu1/s0/n0`` (``/gpu0`` with GPUs)."""
+    gpus = {b.rank: b.device for b in bindings or []}
     return ';'.join(f'{p.host}:cpu{_fmt(p.cpus)}/s{_fmt(p.sockets)}/n{_fmt(p.numa)}'
-                    for p in places)
-
-
-def verify(placement: str, places: list[RankPlace]) -> None:
-    """Raise :class:`ProbeError` showing asked-for vs observed placement on mismatch."""
-    problem = _problem(placement, places)
-    if problem:
-        shown = '; '.join(p.describe() for p in places)
-        raise ProbeError(f'placement {placement!r} does not hold: {problem} (observed: {shown})')
-
-
-def _problem(placement: str, places: list[RankPlace]) -> str | None:
-    if len(places) != 2:
-        return f'expected 2 ranks, the probe saw {len(places)}'
-    a, b = places
-    if len(a.cpus) == 1 and a.cpus == b.cpus and a.host == b.host:
-        return f'both ranks are bound to the same single CPU {_fmt(a.cpus)}'
-    if placement == 'inter_node':
-        return None if a.host != b.host else f'both ranks run on host {a.host}'
-    if a.host != b.host:
-        return f'ranks run on different hosts {a.host} and {b.host}'
-    if placement == 'intra_socket':
-        if len(a.sockets | b.sockets) != 1:
-            return (f'ranks are not confined to one socket (sockets {_fmt(a.sockets)} and '
-                    f'{_fmt(b.sockets)})')
-        return None
-    if placement == 'inter_socket':
-        if len(a.sockets) != 1 or len(b.sockets) != 1 or a.sockets == b.sockets:
-            return (f'ranks are not on two different sockets (sockets {_fmt(a.sockets)} and '
-                    f'{_fmt(b.sockets)})')
-        return None
-    return f'unknown placement {placement!r}'
-
-
-def verify_mapping(mapping: str, places: list[RankPlace]) -> None:
-    """Check a collective mapping: neighbouring ranks share a host (``core``) or not
-    (``node``, when more than one host is used); ``socket`` spreads over sockets."""
-    hosts = [p.host for p in places]
-    if mapping == 'node' and len(set(hosts)) > 1 and hosts[0] == hosts[1]:
-        raise ProbeError(f'mapping "node" should alternate hosts but ranks 0 and 1 both run on '
-                         f'{hosts[0]}: {observed(places)}')
-    if mapping == 'core' and len(places) > 1 and len(set(hosts)) > 1 and hosts[0] != hosts[1]:
-        raise ProbeError(f'mapping "core" should fill a host first but ranks 0 and 1 run on '
-                         f'{hosts[0]} and {hosts[1]}: {observed(places)}')
-    if mapping == 'socket' and len(places) > 1:
-        a, b = places[0], places[1]
-        if a.host == b.host and len(a.sockets) == 1 and a.sockets == b.sockets:
-            nsock = len(set().union(*(p.sockets for p in places)))
-            if nsock > 1:
-                raise ProbeError(f'mapping "socket" should alternate sockets but ranks 0 and 1 '
-                                 f'share socket {_fmt(a.sockets)}: {observed(places)}')
+                    + (f'/gpu{gpus.get(p.rank, "?")}' if bindings else '') for p in places)
