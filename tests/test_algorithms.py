@@ -1,8 +1,5 @@
-"""Tests of the collective algorithm tables, the forcing environment and the evidence checks.
-
-Evidence files under tests/data/evidence/ are real outputs (first line: the command) of OSU 7.4
-runs on Debian Open MPI 4.1.4 and MPICH 4.0.2, and of ompi_info / mpivars there.
-"""
+"""The collective algorithm tables, the forcing environment, the cases a system offers and the
+algorithms that cannot run OSU's arguments."""
 
 from __future__ import annotations
 
@@ -15,17 +12,14 @@ import pytest
 import yaml
 
 from omb_suite import algorithms as alg
+from omb_suite import mpilib
 
-EVIDENCE = Path(__file__).parent / "data" / "evidence"
 DATA = Path(alg.__file__).parent / "data" / "algorithms"
+DEFECTS = Path(__file__).parent / "data" / "defects"
 OSU_COLLECTIVES = ["allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "barrier",
                    "bcast", "gather", "gatherv", "reduce", "reduce_scatter", "scatter",
                    "scatterv", "iallgather", "iallreduce", "ialltoall", "ibarrier", "ibcast",
                    "igather", "ireduce", "iscatter"]
-
-
-def evidence(name: str) -> str:
-    return (EVIDENCE / name).read_text()
 
 
 # ---------------------------------------------------------------- data files
@@ -65,7 +59,7 @@ def test_no_algorithm_is_a_bare_number():
     ("5", ">=5.0,<5.1", True), ("4.0", ">=4.0,<4.1", True), ("4.0.2-1", ">=4.0,<4.1", True),
 ])
 def test_version_ranges(version, spec, inside):
-    assert alg.version_in(version, spec) is inside
+    assert mpilib.version_in(version, spec) is inside
 
 
 def test_unreadable_version_and_uncovered_version_are_clear_errors():
@@ -145,138 +139,50 @@ def test_unknown_collective_and_family():
         alg.algorithms("intelmpi", "2021", "bcast")
 
 
-# ---------------------------------------------------------------- installed library (parsers)
+# ---------------------------------------------------------------- what cannot run, defects
 
 
-def _without_command(name: str) -> str:
-    return evidence(name).split("\n", 1)[1]
+@pytest.mark.parametrize(("collective", "name", "nodes", "ranks", "elements", "why"), [
+    ("alltoall", "pairwise_sendrecv_replace", 2, 64, 64, "in-place only"),
+    ("bcast", "smp", 1, 2, 1, "every rank on one node"),
+    ("iallreduce", "sched_reduce_scatter_allgather", 1, 2, 1,
+     "-S min_size=8 runs it from one element per rank"),
+])
+def test_mpich_algorithms_that_cannot_run_osus_arguments(collective, name, nodes, ranks,
+                                                         elements, why):
+    reason = alg.cannot_run("mpich", collective, name, nodes=nodes, ranks=ranks,
+                            min_elements=elements, element_size=4)
+    assert reason.startswith(f"MPICH cannot run {collective} algorithm '{name}'")
+    assert why in reason
 
 
-def test_ompi_info_parser_on_captured_output():
-    found = alg.parse_ompi_info(_without_command("ompi_info_coll_all_level9.txt"))
-    assert found["bcast"][4] == "binary_tree"
-    assert found["ibcast"] == ["linear", "binomial", "chain", "knomial"]
-    assert "ignore" not in found["bcast"]
+def test_what_cannot_run_here_can_elsewhere():
+    assert alg.cannot_run("mpich", "bcast", "smp", nodes=2, ranks=4, min_elements=1) is None
+    assert alg.cannot_run("mpich", "iallreduce", "sched_reduce_scatter_allgather", nodes=1,
+                          ranks=2, min_elements=2) is None
+    assert alg.cannot_run("openmpi", "bcast", "chain", nodes=1, ranks=2, min_elements=1) is None
 
 
-def test_mpivars_parser_separates_glued_names():
-    found = alg.parse_mpivars(_without_command("mpich_mpivars.txt"))
-    assert found["bcast"] == ["binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
-                              "scatter_ring_allgather"]
-    assert "bcast_posix" not in found  # device-level knob, not an MPIR algorithm
-    # iscan is not in our tables: its new name is reported, not swallowed
-    assert found["iscan"][-1] == "?algorithmtsp_recursive_doubling"
+def test_known_defects_are_per_version():
+    assert "MPI_Gather_init" in alg.defect("mpich", "4.0.2", "gather_persistent")
+    assert alg.defect("mpich", "4.1.2", "gather_persistent") is None
+    assert alg.defect("mpich", "4.0.2", "allreduce_persistent") is None
+    assert alg.defect("openmpi", "4.1.4", "gather_persistent") is None
 
 
-def _assert_table_matches(family: str, version: str, installed: dict[str, list[str]]) -> None:
-    assert installed, f"no {family} algorithms read from the installed library"
-    for collective in alg.load_table(family)["blocks"][0]["collectives"]:
-        ours = [alg.library_name(family, collective, n, version)
-                for n in alg.algorithms(family, version, collective)[1:]]
-        assert sorted(ours) == sorted(installed.get(collective, [])), collective
-
-
-def test_captured_ompi_info_matches_openmpi_4_1_table():
-    installed = alg.parse_ompi_info(_without_command("ompi_info_coll_all_level9.txt"))
-    _assert_table_matches("openmpi", "4.1.4", installed)
-
-
-def test_captured_mpivars_matches_mpich_4_0_table():
-    _assert_table_matches("mpich", "4.0.2",
-                          alg.parse_mpivars(_without_command("mpich_mpivars.txt")))
-
-
-def test_unsupported_reason_names_library_and_version():
-    installed = alg.parse_ompi_info(_without_command("ompi_info_coll_all_level9.txt"))
-    assert alg.unsupported_reason("openmpi", "5.0.3", "bcast", "knomial", installed) is None
-    reason = alg.unsupported_reason("openmpi", "5.0.3", "allgather", "sparbit", installed)
-    assert reason.startswith("Open MPI 5.0.3 (installed) has no allgather algorithm 'sparbit'")
-
-
-def test_mvapich2_has_no_listing_tool():
-    with pytest.raises(alg.AlgorithmError, match="no tool that lists"):
-        alg.installed_algorithms("mvapich2")
-
-
-# ---------------------------------------------------------------- installed library (live)
-
-
-def _installed_version(command: list[str], pattern: str) -> str:
-    out = subprocess.run(command, capture_output=True, text=True, check=False).stdout
-    return re.search(pattern, out).group(1)
-
-
-def test_table_matches_installed_open_mpi():
-    if shutil.which("ompi_info") is None:
-        pytest.skip("ompi_info not on PATH: cannot check the Open MPI table")
-    version = _installed_version(["ompi_info", "--version"], r"Open MPI v(\S+)")
-    _assert_table_matches("openmpi", version, alg.installed_algorithms("openmpi"))
-
-
-def test_table_matches_installed_mpich():
-    if shutil.which("mpivars") is None or shutil.which("mpichversion") is None:
-        pytest.skip("mpivars/mpichversion not on PATH: cannot check the MPICH table")
-    version = _installed_version(["mpichversion"], r"MPICH Version:\s*(\S+)")
-    _assert_table_matches("mpich", version, alg.installed_algorithms("mpich"))
-
-
-# ---------------------------------------------------------------- evidence
-
-
-def test_openmpi_evidence_parser_on_forced_run():
-    served = alg.parse_openmpi_coll_evidence(evidence("ompi_bcast_binary_tree.txt"))
-    assert served["bcast"] == "tuned"
-    assert served["gatherv"] == "basic"  # tuned has no gatherv
-    assert served["ibcast"] == "libnbc"
-
-
-def test_openmpi_evidence_forced_tuned_and_libnbc():
-    assert alg.check_evidence("openmpi", "bcast", "binary_tree",
-                              evidence("ompi_bcast_binary_tree.txt")) == "tuned:bcast:binary_tree"
-    assert alg.check_evidence("openmpi", "ibcast", "binomial",
-                              evidence("ompi_ibcast_libnbc_binomial.txt")) == (
-        "libnbc:ibcast:binomial")
-    assert alg.check_evidence("openmpi", "allgatherv", "basic_default",
-                              evidence("ompi_allgatherv_basic_default.txt")) == (
-        "tuned:allgatherv:basic_default")
-
-
-def test_openmpi_evidence_default_records_the_serving_component():
-    assert alg.check_evidence("openmpi", "bcast", "default",
-                              evidence("ompi_bcast_default.txt")) == "tuned:bcast:default"
-
-
-def test_openmpi_evidence_takeover_by_higher_priority_component_fails():
-    with pytest.raises(alg.EvidenceError, match="served by coll component 'adapt', not 'tuned'"):
-        alg.check_evidence("openmpi", "bcast", "binary_tree",
-                           evidence("ompi_bcast_adapt_takeover.txt"))
-
-
-def test_openmpi_evidence_rejected_value_fails():
-    with pytest.raises(alg.EvidenceError, match="coll_tuned_bcast_algorithm=ignore, not binary"):
-        alg.check_evidence("openmpi", "bcast", "binary_tree",
-                           evidence("ompi_bcast_invalid_value.txt"))
-
-
-def test_openmpi_evidence_missing_output_fails():
-    osu_only = evidence("ompi_bcast_binary_tree.txt").split("\n# OSU", 1)[1]
-    with pytest.raises(alg.EvidenceError, match="no coll selection"):
-        alg.check_evidence("openmpi", "bcast", "binary_tree", osu_only)
-
-
-def test_mpich_evidence():
-    assert alg.check_evidence("mpich", "bcast", "binomial",
-                              evidence("mpich_bcast_binomial.txt")) == "mpir:bcast:binomial"
-    assert alg.check_evidence("mpich", "ibcast", "tsp_tree",
-                              evidence("mpich_ibcast_tsp_tree.txt")) == "mpir:ibcast:tsp_tree"
-    with pytest.raises(alg.EvidenceError, match="could not apply bcast algorithm 'smp'"):
-        alg.check_evidence("mpich", "bcast", "smp", evidence("mpich_bcast_smp_not_applicable.txt"))
-    with pytest.raises(alg.EvidenceError, match="rejected MPIR_CVAR_BCAST_INTRA_ALGORITHM"):
-        alg.check_evidence("mpich", "bcast", "no_such_algorithm",
-                           evidence("mpich_bcast_bogus.txt"))
-
-
-def test_mpich_evidence_other_abort_fails():
-    with pytest.raises(alg.EvidenceError, match="aborted in internal_Allreduce"):
-        alg.check_evidence("mpich", "allreduce", "smp",
-                           evidence("mpich_allreduce_smp_abort.txt"))
+@pytest.mark.skipif(not (shutil.which("mpicc.mpich") and shutil.which("mpichversion")),
+                    reason="Debian MPICH not installed: its defects are checked where it is")
+def test_mpich_defects_are_true_of_the_installed_library(tmp_path):
+    """Our own program (not OSU) finds exactly the listed persistent collectives wrong."""
+    exe = tmp_path / "persistent_collectives"
+    subprocess.run(["mpicc.mpich", "-o", str(exe),
+                    str(DEFECTS / "persistent_collectives.c")], check=True)
+    out = subprocess.run(["mpirun.mpich", "-np", "2", str(exe)], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    wrong = {line.split()[0] for line in out.splitlines() if " wrong " in line}
+    version = mpilib.library_version("mpich")
+    listed = {c.removesuffix("_persistent") for c in ("allreduce_persistent",
+                                                      "allgather_persistent",
+                                                      "gather_persistent", "scatter_persistent")
+              if alg.defect("mpich", version, c)}
+    assert wrong == listed, out
