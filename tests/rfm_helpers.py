@@ -1,24 +1,48 @@
-"""Run ReFrame on our configuration in a scratch directory, for tests."""
+"""Run ReFrame on our configuration in a scratch directory, and what every ReFrame test of
+ours shares: the Debian MPIs found here, OSU builds named by the environment, registries,
+perflog rows, generated job scripts."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from omb_suite import benchmarks
+import pytest
+
+from omb_suite import catalogue
 
 REPO = Path(__file__).resolve().parents[1]
 REFRAME = str(Path(sys.executable).parent / 'reframe')
 SETTINGS = str(REPO / 'reframe' / 'config' / 'settings.py')
 CHECKS = str(REPO / 'reframe' / 'checks')
 
+#: Debian's Open MPI and MPICH, when installed.
+OPENMPI = bool(shutil.which('mpicc') and shutil.which('ompi_info'))
+MPICH = bool(shutil.which('mpicc.mpich') and shutil.which('mpirun.mpich'))
+
+
+def osu_root(var: str) -> str | None:
+    """An OSU install named by ``$OSU_ROOT`` (Open MPI) or ``$OSU_ROOT_MPICH``, if it exists."""
+    root = os.environ.get(var)
+    return root if root and Path(root).is_dir() else None
+
+
+def needs_osu(var: str = 'OSU_ROOT', family: str = 'openmpi'):
+    """Skip unless the Debian MPI of ``family`` and an OSU built with it are here."""
+    mpi = OPENMPI if family == 'openmpi' else MPICH
+    return pytest.mark.skipif(
+        not (mpi and osu_root(var)),
+        reason=f'needs Debian {family} and {var}=<OSU 7.x prefix built with it> '
+               '(docs/getting-started.md); skipped: OSU end-to-end runs')
+
 
 def fake_osu_tree(root: Path) -> Path:
     """An OSU install tree with every catalogued program (scripts that do nothing)."""
-    for info in benchmarks.catalogue().values():
+    for info in catalogue.catalogue().values():
         exe = root / 'libexec/osu-micro-benchmarks/mpi' / info.group / info.name
         exe.parent.mkdir(parents=True, exist_ok=True)
         exe.write_text('#!/bin/sh\nexit 0\n')
@@ -31,28 +55,32 @@ def write_registry(path: Path, entries: list[dict]) -> Path:
     return path
 
 
-def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
-                extra_env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
-                timeout: int = 600) -> subprocess.CompletedProcess:
-    """Run ReFrame on ``checks`` (file names in reframe/checks; default: all of them,
-    which takes longer to load: the collective checks alone make ~700 test cases)."""
-    env = dict(os.environ)
-    env.update({'OMB_RESULTS_DIR': str(tmp / 'results'), 'RFM_TOPOLOGY_DIR': str(tmp / 'topo')})
-    env.pop('OSU_ROOT', None)
-    if registry:
-        env['OMB_ENVIRONMENTS_FILE'] = str(registry)
-    env.update(extra_env or {})
-    paths = [f'{CHECKS}/{name}' for name in checks] or [CHECKS]
-    cmd = [REFRAME, '--nocolor', '-C', SETTINGS, *(x for p in paths for x in ('-c', p)),
-           '--prefix', str(tmp / 'rfm'), *args]
-    return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
-                          timeout=timeout)
+def mpich_prefix(root: Path) -> Path:
+    """A prefix whose bin/ holds Debian MPICH's wrappers under their plain names."""
+    bin_dir = root / 'mpich' / 'bin'
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ('mpicc', 'mpicxx', 'mpirun', 'mpiexec'):
+        if not (bin_dir / name).exists():
+            (bin_dir / name).symlink_to(shutil.which(f'{name}.mpich'))
+    # hydra starts its proxy from the directory mpiexec was run from
+    for name in ('hydra_pmi_proxy', 'mpichversion', 'mpivars'):
+        if shutil.which(name) and not (bin_dir / name).exists():
+            (bin_dir / name).symlink_to(shutil.which(name))
+    return bin_dir
 
 
-def job_scripts(tmp: Path) -> dict[str, str]:
-    """Generated job scripts by ``<system>/<partition>/<environ>/<test dir>``."""
-    stage = tmp / 'rfm' / 'stage'
-    return {str(p.parent.relative_to(stage)): p.read_text() for p in stage.rglob('rfm_job.sh')}
+def local_registry(tmp: Path, osu_openmpi: str | None = None,
+                   osu_mpich: str | None = None) -> Path:
+    """The Debian MPIs installed here, with the given OSU builds (None: no OSU)."""
+    entries = []
+    if OPENMPI:
+        entries.append({'name': 'system-openmpi', 'mpi_family': 'openmpi',
+                        'osu_root': osu_openmpi, 'source': 'system'})
+    if MPICH:
+        entries.append({'name': 'system-mpich', 'mpi_family': 'mpich',
+                        'osu_root': osu_mpich, 'path': [str(mpich_prefix(tmp))],
+                        'source': 'system'})
+    return write_registry(tmp / 'environments.json', entries)
 
 
 def two_family_registry(tmp: Path) -> Path:
@@ -74,3 +102,39 @@ def cuda_aware_mpi_bin(tmp: Path) -> Path:
         '#!/bin/sh\necho mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n')
     (cuda_bin / 'ompi_info').chmod(0o755)
     return cuda_bin
+
+
+def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
+                extra_env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
+                timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run ReFrame on ``checks`` (paths under reframe/checks; default: the verdict set)."""
+    env = dict(os.environ)
+    env.update({'OMB_RESULTS_DIR': str(tmp / 'results'), 'RFM_TOPOLOGY_DIR': str(tmp / 'topo')})
+    env.pop('OSU_ROOT', None)
+    if registry:
+        env['OMB_ENVIRONMENTS_FILE'] = str(registry)
+    env.update(extra_env or {})
+    paths = [f'{CHECKS}/{name}' for name in checks] or [CHECKS]
+    cmd = [REFRAME, '--nocolor', '-C', SETTINGS, *(x for p in paths for x in ('-c', p)),
+           '--prefix', str(tmp / 'rfm'), *args]
+    return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def job_scripts(tmp: Path) -> dict[str, str]:
+    """Generated job scripts by ``<system>/<partition>/<environ>/<test dir>``."""
+    stage = tmp / 'rfm' / 'stage'
+    return {str(p.parent.relative_to(stage)): p.read_text() for p in stage.rglob('rfm_job.sh')}
+
+
+def perflog(tmp: Path, test: str, system: str = 'local/default') -> list[dict[str, str]]:
+    """The rows of a test's perflog (written under ``tmp/results`` by :func:`run_reframe`)."""
+    header, *rows = (tmp / 'results' / system / f'{test}.log').read_text().splitlines()
+    cols = header.split('|')
+    return [dict(zip(cols, r.split('|'), strict=True)) for r in rows]
+
+
+def launch_line(script: str, program: str) -> str:
+    """The line of a job script that launches ``program`` through the rank wrapper."""
+    return next(line for line in script.splitlines()
+                if 'omb_rank.sh' in line and f'/{program} ' in line + ' ')

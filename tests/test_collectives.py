@@ -9,20 +9,27 @@ from __future__ import annotations
 
 import os
 import shutil
-from functools import partial
 from pathlib import Path
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, job_scripts, two_family_registry, write_registry
+from rfm_helpers import (
+    fake_osu_tree,
+    job_scripts,
+    launch_line,
+    needs_osu,
+    osu_root,
+    perflog,
+    two_family_registry,
+    write_registry,
+)
 from testdata import real_output
 
 from omb_suite import algorithms as alg
-from omb_suite import collectives as coll
-from omb_suite import parsing, probe
+from omb_suite import catalogue, mpilib, parsing
+from omb_suite import evidence as ev
 
-#: Only the check files these tests need (loading all of them takes much longer).
-run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_collectives.py',))
+run_reframe = rfm_helpers.run_reframe
 
 DATA = Path(__file__).parent / 'data' / 'collectives'
 LOCAL_LIBS = frozenset({('openmpi', '4.1.4'), ('mpich', '4.0.2')})
@@ -41,92 +48,34 @@ def output(name: str) -> str:
 
 
 def test_every_osu_74_collective_is_a_check():
-    assert coll.collective_benchmarks(nonblocking=False) == BLOCKING
-    assert coll.collective_benchmarks(nonblocking=True) == [
+    assert catalogue.names('collective')[:15] == BLOCKING
+    assert catalogue.names('nonblocking')[:15] == [
         'osu_i' + name.removeprefix('osu_') for name in BLOCKING]
+    assert len(catalogue.names('collective', 'nonblocking')) == 30 + 14 + 10
 
 
 def test_bcast_cases_are_the_libraries_algorithms_by_name():
-    names = [a for b, a in coll.cases(['osu_bcast'], LOCAL_LIBS)]
+    names = [a for b, a in alg.cases(['osu_bcast'], LOCAL_LIBS)]
     assert names == ['default', 'binomial', 'nb', 'smp', 'scatter_recursive_doubling_allgather',
                      'scatter_ring_allgather', 'basic_linear', 'chain', 'pipeline',
                      'split_binary_tree', 'binary_tree', 'knomial', 'scatter_allgather',
                      'scatter_allgather_ring']
     assert not any(name.isdigit() for name in names)
     # MPICH 4.1's pipelined_tree is no case when the system has MPICH 4.0.2 only
-    assert 'pipelined_tree' in coll.offered_by('bcast')
-    assert 'pipelined_tree' not in coll.offered_by('bcast', LOCAL_LIBS)
+    assert 'pipelined_tree' in alg.offered_by('bcast')
+    assert 'pipelined_tree' not in alg.offered_by('bcast', LOCAL_LIBS)
 
 
 def test_library_of_unknown_version_offers_every_block_of_its_table():
-    assert 'sparbit' in coll.offered_by('allgather', frozenset({('openmpi', None)}))
-    assert 'sparbit' not in coll.offered_by('allgather', frozenset({('openmpi', '4.1.4')}))
+    assert 'sparbit' in alg.offered_by('allgather', frozenset({('openmpi', None)}))
+    assert 'sparbit' not in alg.offered_by('allgather', frozenset({('openmpi', '4.1.4')}))
 
 
 def test_a_case_runs_only_in_environments_of_families_that_name_it():
-    assert coll.environ_features('osu_bcast', 'default') == ['+mpi +osu']
-    assert coll.environ_features('osu_bcast', 'chain') == ['+openmpi +osu']
-    assert coll.environ_features('osu_bcast', 'binomial') == [
+    assert alg.environ_features('osu_bcast', 'default') == ['+mpi +osu']
+    assert alg.environ_features('osu_bcast', 'chain') == ['+openmpi +osu']
+    assert alg.environ_features('osu_bcast', 'binomial') == [
         '+mpich +osu', '+mvapich +osu', '+mvapich2 +osu', '+openmpi +osu']
-    assert coll.case_name(('osu_bcast', 'chain')) == 'osu_bcast/chain'
-
-
-# ---------------------------------------------------------------- scale and mapping
-
-LOCAL = coll.PartitionSize(nodes=1, cores_per_node=2, sockets=1)
-CLUSTER = coll.PartitionSize(nodes=64, cores_per_node=128, sockets=2)
-
-
-def test_scales_and_mappings_are_what_the_partitions_can_hold():
-    assert coll.scales_for([LOCAL]) == ['2', '4']            # 4: oversubscribed
-    assert coll.scales_for([LOCAL, CLUSTER])[-1] == '8192'
-    assert coll.mappings_for([LOCAL]) == ['core']
-    assert coll.mappings_for([LOCAL, CLUSTER]) == ['core', 'socket', 'node']
-
-
-@pytest.mark.parametrize(('ranks', 'mapping', 'size', 'over', 'shape'), [
-    (2, 'core', LOCAL, 1, coll.Shape(2, 1)),
-    (4, 'core', LOCAL, 2, coll.Shape(4, 1)),
-    (256, 'core', CLUSTER, 1, coll.Shape(256, 2)),
-    (4, 'node', CLUSTER, 1, coll.Shape(4, 2)),
-    (256, 'socket', CLUSTER, 1, coll.Shape(256, 2)),
-])
-def test_job_shape(ranks, mapping, size, over, shape):
-    got = coll.job_shape(ranks, mapping, nodes=size.nodes, cores_per_node=size.cores_per_node,
-                         sockets=size.sockets, oversubscribe=over)
-    assert got == shape and got.tasks_per_node == -(-ranks // shape.num_nodes)
-
-
-@pytest.mark.parametrize(('ranks', 'mapping', 'why'), [
-    (4, 'core', '4 ranks mapped by core need 2 nodes of 2 cores (oversubscribe=1) but the '
-                'partition has 1'),
-    (2, 'node', '2 ranks mapped by node need 2 nodes'),
-    (2, 'socket', "mapping 'socket' needs 2 sockets per node but the partition has 1"),
-    (2, 'diagonal', "unknown mapping 'diagonal'; known: core, socket, node"),
-])
-def test_job_shape_says_why_not(ranks, mapping, why):
-    got = coll.job_shape(ranks, mapping, nodes=1, cores_per_node=2, sockets=1)
-    assert isinstance(got, str) and got.startswith(why)
-
-
-def test_oversubscription_options_per_launcher():
-    ompi = ['--map-by', 'core', '--bind-to', 'core']
-    assert coll.oversubscribe_options(ompi, 'ompi') == [
-        '--oversubscribe', '--map-by', 'core', '--bind-to', 'core:overload-allowed']
-    assert coll.oversubscribe_options(['-bind-to', 'core'], 'hydra') == ['-bind-to', 'core']
-    assert coll.oversubscribe_options(['--cpu-bind=cores'], 'srun') == [
-        '--overcommit', '--cpu-bind=cores']
-
-
-def test_probe_check_counts_ranks_and_refuses_shared_cpus_unless_oversubscribed():
-    places = probe.parse_probe(output('probe_ompi_4ranks_oversubscribed.txt'))
-    coll.check_ranks(places, coll.Shape(4, 1), oversubscribed=True)
-    with pytest.raises(probe.ProbeError, match='ranks 0 and 2 are both bound to CPU 0 of vm'):
-        coll.check_ranks(places, coll.Shape(4, 1), oversubscribed=False)
-    with pytest.raises(probe.ProbeError, match='expected 8 ranks, the probe saw 4'):
-        coll.check_ranks(places, coll.Shape(8, 1), oversubscribed=True)
-    with pytest.raises(probe.ProbeError, match='expected ranks on 2 nodes, they run on 1'):
-        coll.check_ranks(places, coll.Shape(4, 2), oversubscribed=True)
 
 
 # ---------------------------------------------------------------- real outputs
@@ -137,9 +86,9 @@ def test_forced_bcast_parses_through_open_mpi_evidence_noise():
     table = parsing.parse_osu_output(text, expect_sizes=parsing.expected_sizes(1, 1024))
     assert table.columns == ('size', 'avg_latency', 'min_latency', 'max_latency', 'iterations')
     assert table.value('avg_latency', 8) > 0 and table.value('iterations', 1024) == 100
-    assert alg.check_evidence('openmpi', 'bcast', 'knomial', text) == 'tuned:bcast:knomial'
-    with pytest.raises(alg.EvidenceError, match='coll_tuned_bcast_algorithm=knomial, not chain'):
-        alg.check_evidence('openmpi', 'bcast', 'chain', text)
+    assert ev.check_evidence('openmpi', 'bcast', 'knomial', text) == 'tuned:bcast:knomial'
+    with pytest.raises(ev.EvidenceError, match='coll_tuned_bcast_algorithm=knomial, not chain'):
+        ev.check_evidence('openmpi', 'bcast', 'chain', text)
 
 
 def test_nonblocking_reduction_with_int_datatype():
@@ -149,13 +98,13 @@ def test_nonblocking_reduction_with_int_datatype():
     assert table.sizes() == sizes and sizes[0] == 4
     for column in ('overall', 'compute', 'pure_comm', 'overlap'):
         assert column in table.columns
-    assert alg.check_evidence('openmpi', 'iallreduce', 'ring', text) == 'libnbc:iallreduce:ring'
+    assert ev.check_evidence('openmpi', 'iallreduce', 'ring', text) == 'libnbc:iallreduce:ring'
 
 
 def test_mpich_nonblocking_forced_algorithm():
     text = output('mpich_ibcast_tsp_ring_f_m1-1024.txt')
     assert parsing.parse_osu_output(text).value('overall', 1024) > 0
-    assert alg.check_evidence('mpich', 'ibcast', 'tsp_ring', text) == 'mpir:ibcast:tsp_ring'
+    assert ev.check_evidence('mpich', 'ibcast', 'tsp_ring', text) == 'mpir:ibcast:tsp_ring'
 
 
 @pytest.mark.parametrize(('name', 'columns'), [
@@ -164,9 +113,8 @@ def test_mpich_nonblocking_forced_algorithm():
 ])
 def test_barriers_have_one_sizeless_row_reported_as_curve_figures(name, columns):
     table = parsing.parse_osu_output(output(name))
-    bench = 'osu_' + name.split('_')[1]
-    info = coll.benchmarks.get(bench)
-    assert table.sizes() == [] and not coll.takes_data_options(bench)
+    info = catalogue.get('osu_' + name.split('_')[1])
+    assert table.sizes() == [] and not info.data_options
     assert set(info.curve) == set(columns)
     for figure, (column, _) in info.curve.items():
         assert figure == column and table.value(column) >= 0
@@ -183,8 +131,8 @@ def test_validation_of_char_sums_is_broken_in_osu_74_so_reductions_use_int():
 
 def test_algorithm_that_cannot_apply_is_a_clear_failure():
     text = output('mpich_iallreduce_sched_rsag_not_usable.txt')
-    with pytest.raises(alg.EvidenceError, match='could not apply iallreduce algorithm'):
-        alg.check_evidence('mpich', 'iallreduce', 'sched_reduce_scatter_allgather', text)
+    with pytest.raises(ev.EvidenceError, match='could not apply iallreduce algorithm'):
+        ev.check_evidence('mpich', 'iallreduce', 'sched_reduce_scatter_allgather', text)
     with pytest.raises(parsing.OsuParseError, match='Fatal error in internal_Iallreduce'):
         parsing.parse_osu_output(text)
 
@@ -196,11 +144,13 @@ def _installed_check(family: str, tool: str) -> None:
     path = os.environ.get('PATH', '')
     if not shutil.which(tool):
         pytest.skip(f'{tool} not found: Debian {family} is not installed')
-    version = coll.library_version(family, path)
-    offered = coll.installed(family, path)
+    version = mpilib.library_version(family, path)
+    offered = mpilib.listed_algorithms(family, path, alg.known_names(family))
     assert version and offered, (version, offered)
-    for bench in BLOCKING + coll.collective_benchmarks(nonblocking=True):
-        collective = coll.collective_of(bench)
+    for bench in catalogue.names('collective', 'nonblocking'):
+        collective = catalogue.get(bench).collective
+        if collective not in alg.load_table(family)['blocks'][0]['collectives']:
+            continue  # persistent and neighbourhood collectives: no table, 'default' only
         for name in alg.algorithms(family, version, collective)[1:]:
             assert alg.unsupported_reason(family, version, collective, name, offered) is None
 
@@ -214,6 +164,8 @@ def test_mpich_table_matches_installed_library():
 
 
 # ---------------------------------------------------------------- dry runs
+
+VERDICT, SWEEP = 'osu_collectives.py', 'explore/osu_collectives.py'
 
 
 @pytest.fixture
@@ -234,8 +186,8 @@ def _scripts(tmp: Path, env: str, program: str) -> list[str]:
 def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
                       r'osu_(bcast/(default|chain|binomial)|reduce/default|ibcast/knomial)%',
-                      '-E', "scale=='2'", '-S', 'iterations=100', '-S', 'warmup=10',
-                      '-S', 'max_size=1024', registry=registry)
+                      '-E', 'scale == 2', '-S', 'iterations=100', '-S', 'warmup=10',
+                      '-S', 'max_size=1024', registry=registry, checks=(VERDICT, SWEEP))
     assert out.returncode == 0, out.stdout + out.stderr
     evidence = ['OMPI_MCA_coll_base_verbose=9', 'OMPI_MCA_mpi_show_mca_params=enviro']
     assert sorted(_exports(s) for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')) == [
@@ -243,7 +195,7 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
          'OMPI_MCA_coll_tuned_bcast_algorithm=2', *evidence],          # chain
         [OMPI_EXCLUDE, 'OMPI_MCA_coll_tuned_use_dynamic_rules=1',
          'OMPI_MCA_coll_tuned_bcast_algorithm=6', *evidence],          # binomial
-        evidence]                                                      # default
+        evidence]                                                      # default (verdict)
     (ibcast,) = _scripts(tmp_path, 'test-openmpi', 'osu_ibcast')
     assert _exports(ibcast) == [OMPI_EXCLUDE, 'OMPI_MCA_coll_libnbc_ibcast_algorithm=4',
                                 *evidence]
@@ -251,37 +203,63 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     assert sorted(_exports(s) for s in _scripts(tmp_path, 'test-mpich', 'osu_bcast')) == [
         [], ['MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial', 'MPIR_CVAR_DEVICE_COLLECTIVES=none',
              'MPIR_CVAR_COLLECTIVE_FALLBACK=error']]
+    # one launch: validated (-c) in the measured run, no untimed warm-up calls (-u 0)
     (reduce,) = _scripts(tmp_path, 'test-openmpi', 'osu_reduce')
     assert _exports(reduce) == evidence
-    launch = 'mpirun -np 2 --map-by core --bind-to core '
-    lines = reduce.splitlines()
-    assert lines[-1].startswith(launch)
-    assert lines[-1].endswith('osu_reduce -f -T mpi_int -m 1024 -x 10 -i 100')
-    check = next(x for x in lines if x.endswith('> validation.out 2>&1'))
-    assert check.startswith(launch) and ' -m 1024 -x 10 -i 100 -c -x 2 -i 10 > ' in check
+    launches = [x for x in reduce.splitlines() if x.startswith('mpirun')]
+    assert launches == [launch_line(reduce, 'osu_reduce')]
+    assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh /')
+    assert launches[0].endswith('osu_reduce -f -T mpi_int -c -u 0 -m 1024 -x 10 -i 100')
+    # the sweep leaves what the verdict set measures to it
+    assert 'measured by the verdict set' in out.stdout
 
 
 def test_dry_run_every_mpich_bcast_algorithm(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', r'osu_bcast/',
-                      '-p', 'test-mpich', '-E', "scale=='2'", registry=registry)
+                      '-p', 'test-mpich', '-E', 'scale == 2', registry=registry,
+                      checks=(SWEEP,))
     assert out.returncode == 0, out.stdout + out.stderr
     forced = sorted(next(x for x in s.splitlines() if 'BCAST_INTRA_ALGORITHM' in x)
                     for s in job_scripts(tmp_path).values() if 'BCAST_INTRA_ALGORITHM' in s)
+    # every algorithm of the table, but smp: node-aware, not usable with all ranks on one node
     assert forced == [f'export MPIR_CVAR_BCAST_INTRA_ALGORITHM={name}' for name in
-                      sorted(alg.algorithms('mpich', '4.0.2', 'bcast')[1:])]
+                      sorted(alg.algorithms('mpich', '4.0.2', 'bcast')[1:]) if name != 'smp']
+    assert "MPICH cannot run bcast algorithm 'smp' with OSU's arguments here" in out.stdout
 
 
 def test_dry_run_oversubscribed_four_ranks(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'osu_barrier/default',
-                      '-p', 'test-openmpi', '-S', 'oversubscribe=2', '-E', "scale=='4'",
-                      registry=registry)
+                      '-p', 'test-openmpi', '-S', 'oversubscribe=2', '-E', 'scale == 4',
+                      registry=registry, checks=(SWEEP,))
     assert out.returncode == 0, out.stdout + out.stderr
     (script,) = [s for s in job_scripts(tmp_path).values() if 'osu_barrier' in s]
-    lines = script.splitlines()
-    assert 'export OMPI_MCA_mpi_yield_when_idle=1' in lines
-    assert lines[-1].startswith('mpirun -np 4 --oversubscribe --map-by core --bind-to '
-                                'core:overload-allowed ')
-    assert lines[-1].endswith('osu_barrier -f') and 'validation.out' not in script
+    assert 'export OMPI_MCA_mpi_yield_when_idle=1' in script.splitlines()
+    line = launch_line(script, 'osu_barrier')
+    assert line.startswith('mpirun -np 4 --oversubscribe --map-by core --bind-to '
+                           'core:overload-allowed ./omb_rank.sh ')
+    assert line.endswith('osu_barrier -f')          # barriers take neither -c nor -T
+
+
+def test_neighbourhood_collectives_need_three_ranks(tmp_path, registry):
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
+                      'osu_neighbor_alltoall/default', '-p', 'test-openmpi',
+                      '-S', 'oversubscribe=2', registry=registry, checks=(SWEEP,))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "osu_neighbor_alltoall needs at least 3 ranks (OSU's neighbourhood of radius 1 on " \
+           "a ring), not 2" in out.stdout
+    (script,) = [s for s in job_scripts(tmp_path).values() if 'osu_neighbor_alltoall' in s]
+    assert launch_line(script, 'osu_neighbor_alltoall').startswith('mpirun -np 4 ')
+
+
+def test_algorithm_mpich_cannot_run_with_osus_arguments_is_skipped_before_the_run(tmp_path,
+                                                                                  registry):
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
+                      'osu_alltoall/pairwise_sendrecv_replace', '-p', 'test-mpich',
+                      '-E', 'scale == 2', registry=registry, checks=(SWEEP,))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ("MPICH cannot run alltoall algorithm 'pairwise_sendrecv_replace' with OSU's "
+            "arguments here: in-place only") in out.stdout
+    assert not job_scripts(tmp_path)
 
 
 def test_table_algorithm_the_installed_library_lacks_is_skipped_naming_it(tmp_path):
@@ -292,7 +270,8 @@ def test_table_algorithm_the_installed_library_lacks_is_skipped_naming_it(tmp_pa
         {'name': 'claims-5', 'mpi_family': 'openmpi', 'mpi_version': '5.0.3',
          'osu_root': str(osu), 'source': 'system'}])
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n',
-                      'osu_allgather/sparbit', '-E', "scale=='2'", registry=registry)
+                      'osu_allgather/sparbit', '-E', 'scale == 2', registry=registry,
+                      checks=(SWEEP,))
     assert out.returncode == 0, out.stdout + out.stderr
     assert ("Open MPI 5.0.3 (installed) has no allgather algorithm 'sparbit' (it offers: "
             "linear, bruck, recursive_doubling, ring, neighbor, two_proc); not run") in out.stdout
@@ -300,39 +279,32 @@ def test_table_algorithm_the_installed_library_lacks_is_skipped_naming_it(tmp_pa
 
 def test_unknown_datatype_is_a_clear_error(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'osu_bcast/default',
-                      '-p', 'test-openmpi', '-E', "scale=='2'", '-S', 'datatype=mpi_double',
-                      registry=registry)
+                      '-p', 'test-openmpi', '-S', 'datatype=mpi_double',
+                      registry=registry, checks=(VERDICT,))
     assert out.returncode != 0
     assert "datatype 'mpi_double' is not an OSU -T datatype" in out.stdout
 
 
 # ---------------------------------------------------------------- real runs on local
 
-OSU_OPENMPI = os.environ.get('OSU_ROOT')
-needs_osu = pytest.mark.skipif(
-    not (shutil.which('ompi_info') and OSU_OPENMPI and Path(OSU_OPENMPI).is_dir()),
-    reason='needs Debian Open MPI and OSU_ROOT=<OSU 7.x prefix built with it> (docs/spack.md)')
 SHORT = ('-S', 'iterations=100', '-S', 'warmup=10')
 
 
-def _run_local(tmp: Path, *args: str):
+def _run_local(tmp: Path, *args: str, checks: tuple[str, ...] = (VERDICT, SWEEP)):
     registry = write_registry(tmp / 'environments.json', [
-        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': OSU_OPENMPI,
+        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
          'source': 'system'}])
-    return run_reframe(tmp, '--system', 'local', *SHORT, *args, '-r', registry=registry)
-
-
-def _perflog(tmp: Path, test: str) -> list[dict[str, str]]:
-    header, *rows = (tmp / 'results/local/default' / f'{test}.log').read_text().splitlines()
-    return [dict(zip(header.split('|'), row.split('|'), strict=True)) for row in rows]
+    return run_reframe(tmp, '--system', 'local', *SHORT, *args, '-r', registry=registry,
+                       checks=checks)
 
 
 @pytest.mark.e2e
-@needs_osu
+@needs_osu()
 def test_every_open_mpi_bcast_algorithm_runs_with_evidence(tmp_path):
-    out = _run_local(tmp_path, '-n', 'osu_bcast/', '-E', "scale=='2'", '-S', 'max_size=65536')
+    out = _run_local(tmp_path, '-n', 'osu_bcast/', '-E', 'scale == 2', '-S', 'max_size=65536')
     assert out.returncode == 0, out.stdout + out.stderr
-    rows = [r for r in _perflog(tmp_path, 'OsuCollective') if r['perf_var'] == 'avg_latency_8']
+    rows = [r for test in ('OsuCollective', 'OsuCollectiveSweep')
+            for r in perflog(tmp_path, test) if r['perf_var'] == 'avg_latency_8']
     assert sorted(r['algorithm'] for r in rows) == sorted(
         alg.algorithms('openmpi', rows[0]['mpi_version'], 'bcast'))
     for row in rows:
@@ -342,26 +314,32 @@ def test_every_open_mpi_bcast_algorithm_runs_with_evidence(tmp_path):
 
 
 @pytest.mark.e2e
-@needs_osu
-def test_four_ranks_oversubscribed_blocking_and_nonblocking(tmp_path):
-    out = _run_local(tmp_path, '-n', 'osu_(allreduce|ibcast|barrier)/default%', '-E',
-                     "scale=='4'", '-S', 'oversubscribe=2', '-S', 'max_size=1024')
+@needs_osu()
+def test_four_ranks_oversubscribed_blocking_nonblocking_and_neighbourhood(tmp_path):
+    out = _run_local(tmp_path, '-n', 'osu_(allreduce|ibcast|barrier|ineighbor_allgather)/default%',
+                     '-E', 'scale == 4', '-S', 'oversubscribe=2', '-S', 'max_size=1024',
+                     checks=(SWEEP,))
     assert out.returncode == 0, out.stdout + out.stderr
-    blocking = {r['perf_var']: r for r in _perflog(tmp_path, 'OsuCollective')}
-    assert blocking['avg_latency_8']['num_tasks'] == '4'
-    assert blocking['avg_latency_8']['placement_observed'].count(';') == 3
-    assert 'avg_latency_1' not in blocking            # allreduce runs MPI_INT: from 4 bytes
-    assert {'avg_latency', 'min_latency', 'max_latency'} <= set(blocking)   # barrier
-    nonblocking = {r['perf_var'] for r in _perflog(tmp_path, 'OsuNonBlockingCollective')}
-    assert {'overall_1024', 'compute_1024', 'pure_comm_1024', 'overlap_1024'} <= nonblocking
+    blocking = {(r['benchmark'], r['perf_var']): r for r in perflog(tmp_path,
+                                                                     'OsuCollectiveSweep')}
+    assert blocking['osu_allreduce', 'avg_latency_8']['num_tasks'] == '4'
+    assert blocking['osu_allreduce', 'avg_latency_8']['placement_observed'].count(';') == 3
+    assert ('osu_allreduce', 'avg_latency_1') not in blocking   # MPI_INT: from 4 bytes
+    assert {'avg_latency', 'min_latency', 'max_latency'} <= {v for b, v in blocking
+                                                             if b == 'osu_barrier'}
+    nonblocking = {(r['benchmark'], r['perf_var']) for r in perflog(tmp_path,
+                                                                    'OsuNonBlockingSweep')}
+    for bench in ('osu_ibcast', 'osu_ineighbor_allgather'):
+        assert {(bench, f'{m}_1024') for m in ('overall', 'compute', 'pure_comm', 'overlap')} \
+            <= nonblocking
 
 
 @pytest.mark.e2e
-@needs_osu
-def test_wrong_results_fail_the_check(tmp_path):
-    out = _run_local(tmp_path, '-n', 'osu_reduce/default%', '-E', "scale=='2'",
-                     '-S', 'max_size=64', '-S', 'datatype=mpi_char')
+@needs_osu()
+def test_wrong_results_fail_the_measured_run(tmp_path):
+    out = _run_local(tmp_path, '-n', 'osu_reduce/default%', '-S', 'max_size=64',
+                     '-S', 'datatype=mpi_char', checks=(VERDICT,))
     assert out.returncode != 0
-    assert ("osu_reduce algorithm 'default' failed its correctness run (-c, validation.out): "
-            "OSU MPI Reduce Latency Test: missing sizes [32, 64]") in out.stdout
+    assert ("osu_reduce algorithm 'default' computed wrong results (OSU -c): osu_reduce: "
+            "OSU MPI Reduce Latency Test") in out.stdout
     assert 'data validation failed for sizes 16' in out.stdout

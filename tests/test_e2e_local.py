@@ -1,68 +1,39 @@
 """Real ReFrame runs on the `local` system with Debian's MPI libraries.
 
-The placement probe always runs (it needs only MPI); the OSU checks run when OSU is
-present ($OSU_ROOT, or OSU_ROOT_MPICH for the MPICH build) and are skipped with the
-reason printed otherwise.
+The placement probe runs where no OSU is installed (it needs only MPI); the OSU checks run
+when OSU is present ($OSU_ROOT for the Open MPI build, $OSU_ROOT_MPICH for the MPICH one)
+and are skipped with the reason printed otherwise.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
 from functools import partial
-from pathlib import Path
 
 import pytest
 import rfm_helpers
-from rfm_helpers import REPO, write_registry
+from rfm_helpers import (
+    MPICH,
+    OPENMPI,
+    REPO,
+    local_registry,
+    needs_osu,
+    osu_root,
+    perflog,
+)
 
-#: Only the check files these tests need (loading all of them takes much longer).
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
-
+TRAP = {'OMB_SYSTEMS_PATH': str(REPO / 'tests/data/systems')}
+SHORT = ('-S', 'iterations=100', '-S', 'warmup=10')
 
 pytestmark = pytest.mark.e2e
 
-OPENMPI = shutil.which('mpicc') and shutil.which('ompi_info')
-MPICH = shutil.which('mpicc.mpich') and shutil.which('mpirun.mpich')
-
-
-def mpich_prefix(root: Path) -> Path:
-    """A prefix whose bin/ holds MPICH's wrappers under their plain names."""
-    bin_dir = root / 'mpich' / 'bin'
-    bin_dir.mkdir(parents=True)
-    for name in ('mpicc', 'mpicxx', 'mpirun', 'mpiexec'):
-        (bin_dir / name).symlink_to(shutil.which(f'{name}.mpich'))
-    # hydra starts its proxy from the directory mpiexec was run from
-    (bin_dir / 'hydra_pmi_proxy').symlink_to(shutil.which('hydra_pmi_proxy'))
-    return bin_dir
-
-
-def registry(tmp: Path, osu_openmpi: str | None = None, osu_mpich: str | None = None):
-    entries = []
-    if OPENMPI:
-        entries.append({'name': 'system-openmpi', 'mpi_family': 'openmpi',
-                        'osu_root': osu_openmpi, 'source': 'system'})
-    if MPICH:
-        entries.append({'name': 'system-mpich', 'mpi_family': 'mpich',
-                        'osu_root': osu_mpich, 'path': [str(mpich_prefix(tmp))],
-                        'source': 'system'})
-    return write_registry(tmp / 'environments.json', entries)
-
-
-def perflog(tmp: Path, test: str) -> list[dict[str, str]]:
-    path = tmp / 'results' / 'local' / 'default' / f'{test}.log'
-    header, *rows = path.read_text().splitlines()
-    cols = header.split('|')
-    return [dict(zip(cols, r.split('|'), strict=True)) for r in rows]
-
 
 @pytest.mark.skipif(not (OPENMPI or MPICH), reason='no Debian MPI installed')
-def test_placement_probe_runs_and_holds(tmp_path):
+def test_placement_probe_runs_and_holds_without_osu(tmp_path):
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'PlacementProbe', '-r',
-                      registry=registry(tmp_path))
+                      registry=local_registry(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
     assert '[       OK ]' in out.stdout
-    assert "needs 2 nodes but the partition has 1" in out.stdout
     rows = [r for r in perflog(tmp_path, 'PlacementProbe') if r['placement'] == 'intra_socket']
     assert {r['environ'] for r in rows} == ({'system-openmpi'} if OPENMPI else set()) | (
         {'system-mpich'} if MPICH else set())
@@ -74,55 +45,55 @@ def test_placement_probe_runs_and_holds(tmp_path):
 
 
 @pytest.mark.skipif(not (OPENMPI or MPICH), reason='no Debian MPI installed')
-def test_wrong_binding_is_caught_with_both_placements_shown(tmp_path):
+def test_wrong_binding_is_caught_by_the_probe_with_both_placements_shown(tmp_path):
     out = run_reframe(tmp_path, '--system', 'trap', '-n', 'PlacementProbe', '-r',
-                      registry=registry(tmp_path),
-                      extra_env={'OMB_SYSTEMS_PATH': str(REPO / 'tests/data/systems')})
+                      registry=local_registry(tmp_path), extra_env=TRAP)
     assert out.returncode != 0
     assert "placement 'intra_socket' does not hold: both ranks are bound to the same " \
            "single CPU 0" in out.stdout
     assert 'rank 0: host=' in out.stdout and 'rank 1: host=' in out.stdout
 
 
-def _osu(var: str) -> str | None:
-    root = os.environ.get(var)
-    return root if root and Path(root).is_dir() else None
+@needs_osu()
+def test_wrong_binding_fails_the_osu_run_itself(tmp_path):
+    """One launch: the rank wrapper sees the binding OSU runs with, and the check fails."""
+    out = run_reframe(tmp_path, '--system', 'trap', '-n',
+                      'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket', '-p',
+                      'system-openmpi', *SHORT, '-S', 'max_size=8', '-r', extra_env=TRAP,
+                      registry=local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT')))
+    assert out.returncode != 0
+    assert "placement 'intra_socket' does not hold: both ranks are bound to the same " \
+           "single CPU 0 (observed: rank 0: host=" in out.stdout
+    (row, *_) = perflog(tmp_path, 'OsuPt2Pt', system='trap/default')
+    assert row['result'] == 'fail'
 
 
-@pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
+@needs_osu()
 def test_osu_pt2pt_intra_socket_openmpi(tmp_path):
-    root = _osu('OSU_ROOT')
-    if not root:
-        pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI> '
-                    '(see docs/spack.md) to run the OSU point-to-point checks end to end')
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuPt2Pt', '-E',
                       "placement=='intra_socket' and benchmark in ('osu_latency', 'osu_bw')",
-                      '-p', 'system-openmpi', '-S', 'iterations=100', '-S', 'warmup=10', '-r',
-                      registry=registry(tmp_path, osu_openmpi=root))
+                      '-p', 'system-openmpi', *SHORT, '-r',
+                      registry=local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT')))
     assert out.returncode == 0, out.stdout + out.stderr
-    rows = perflog(tmp_path, 'OsuPt2Pt')
-    by_var = {(r['benchmark'], r['perf_var']): r for r in rows}
+    by_var = {(r['benchmark'], r['perf_var']): r for r in perflog(tmp_path, 'OsuPt2Pt')}
     lat8 = by_var[('osu_latency', 'latency_8')]
     assert lat8['perf_unit'] == 'us' and 0 < float(lat8['perf_value']) < 1000
     assert lat8['perf_ref'] == '0.15'            # from reframe/references/local.yaml
     assert lat8['mpi_family'] == 'openmpi' and lat8['osu_version'].startswith(('5.', '6.', '7.'))
-    assert lat8['placement_observed'].count(';') == 1
+    first, second = lat8['placement_observed'].split(';')      # from the wrapper: 2 cores
+    assert first.split(':')[0] == second.split(':')[0] and first != second
     peak = by_var[('osu_bw', 'peak_bandwidth')]
     assert peak['perf_unit'] == 'MB/s' and float(peak['perf_value']) > 0
-    assert lat8['job_completion_time'][-6:] in ('+00:00',) or lat8['job_completion_time'][-6] \
-        in '+-'
+    assert lat8['job_completion_time'][-6] in '+-'
 
 
-@pytest.mark.skipif(not MPICH, reason='Debian MPICH not installed')
+@needs_osu('OSU_ROOT_MPICH', 'mpich')
 def test_osu_latency_intra_socket_mpich(tmp_path):
-    root = _osu('OSU_ROOT_MPICH')
-    if not root:
-        pytest.skip('OSU for MPICH not present: set OSU_ROOT_MPICH=<OSU prefix built with '
-                    'MPICH> to run it end to end')
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuPt2Pt', '-E',
                       "placement=='intra_socket' and benchmark=='osu_latency'",
-                      '-p', 'system-mpich', '-S', 'iterations=100', '-S', 'warmup=10', '-r',
-                      registry=registry(tmp_path, osu_mpich=root))
+                      '-p', 'system-mpich', *SHORT, '-r',
+                      registry=local_registry(tmp_path, osu_mpich=osu_root('OSU_ROOT_MPICH')))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = perflog(tmp_path, 'OsuPt2Pt')
     assert {r['mpi_family'] for r in rows} == {'mpich'}
+    assert all(r['placement_observed'].count(';') == 1 for r in rows)

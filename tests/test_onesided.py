@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, write_registry
-from test_e2e_local import OPENMPI, _osu, perflog, registry
+from rfm_helpers import local_registry, needs_osu, osu_root, perflog
 from testdata import DATA, real_output
 
 from omb_suite import parsing
 
-#: Only the check files these tests need (loading all of them takes much longer).
-run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_onesided.py',))
+run_reframe = partial(rfm_helpers.run_reframe, checks=('explore/osu_onesided.py',))
 
 OSU = DATA / 'osu'
 
@@ -41,38 +38,18 @@ def test_fop_and_cas_report_one_element():
         assert parsing.parse_osu_output(real_output(OSU / name)).sizes() == [1]
 
 
-def test_only_accepted_combinations_are_generated(tmp_path):
-    osu = fake_osu_tree(tmp_path / 'osu')
-    reg = write_registry(tmp_path / 'environments.json', [
-        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'osu_root': str(osu),
-         'source': 'system'}])
-    out = run_reframe(tmp_path, '--system', 'local', '-l', '-n', 'OsuOneSided', '-E',
-                      "placement=='intra_socket'", registry=reg)
-    assert out.returncode == 0, out.stdout + out.stderr
-    variants = re.findall(r'%variant=(\S+) %placement=intra_socket', out.stdout)
-    # OSU 7.4: 8 benchmarks accept 6 syncs, osu_put_bibw only pscw and fence; 3 windows each
-    assert len(variants) == len(set(variants)) == (8 * 6 + 2) * 3
-    bibw = {v.split('/', 1)[1] for v in variants if v.startswith('osu_put_bibw/')}
-    assert bibw == {f'{w}/{s}' for w in ('create', 'allocate', 'dynamic')
-                    for s in ('pscw', 'fence')}
-    assert 'osu_cas_latency/dynamic/lock_all' in variants
-
-
 @pytest.mark.e2e
-@pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
-def test_one_sided_runs_on_local(tmp_path):
-    root = _osu('OSU_ROOT')
-    if not root:
-        pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
+@needs_osu()
+def test_one_sided_runs_on_local_and_logs_window_and_sync(tmp_path):
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuOneSided', '-E',
-                      "placement=='intra_socket' and variant in ("
+                      "placement=='intra_socket' and case in ("
                       "('osu_put_latency', 'dynamic', 'pscw'), ('osu_put_bibw', 'create', "
                       "'fence'), ('osu_cas_latency', 'allocate', 'lock'))",
                       '-p', 'system-openmpi', '-S', 'iterations=100', '-S', 'warmup=10',
-                      '-S', 'max_size=1024', '-r', registry=registry(tmp_path, osu_openmpi=root))
+                      '-S', 'max_size=1024', '-r',
+                      registry=local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT')))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = {(r['benchmark'], r['perf_var']): r for r in perflog(tmp_path, 'OsuOneSided')}
     put = rows[('osu_put_latency', 'latency_8')]
-    assert put['algorithm'] == 'dynamic/pscw' and 0 < float(put['perf_value']) < 1000
-    assert float(rows[('osu_put_bibw', 'bandwidth_1024')]['perf_value']) > 0
-    assert rows[('osu_cas_latency', 'latency_1')]['algorithm'] == 'allocate/lock'
+    assert (put['rma_window'], put['rma_sync'], put['algorithm']) == ('dynamic', 'pscw', 'null')
+    assert 0 < float(put['perf_value']) < 1000

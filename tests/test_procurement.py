@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-import shutil
 from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import cuda_aware_mpi_bin, fake_osu_tree, job_scripts, write_registry
-from test_e2e_local import OPENMPI, _osu
+from rfm_helpers import (
+    cuda_aware_mpi_bin,
+    fake_osu_tree,
+    job_scripts,
+    needs_osu,
+    osu_root,
+    write_registry,
+)
 from testdata import DATA
 
 from omb_suite import procurement
 from omb_suite.procurement import main
 
-#: Only the check files these tests need (loading all of them takes much longer).
-run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_procurement.py',))
+run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py',))
 
 HEADER = ('job_completion_time|result|system|partition|environ|name|display_name|jobid|'
           'job_nodelist|num_nodes|num_tasks|num_tasks_per_node|benchmark|placement|mapping|'
@@ -92,24 +96,23 @@ def test_dry_run_procurement_rules_on_gpu_system(tmp_path):
                  and 'osu_bibw -m 67108864:67108864 -d cuda D D' in s
                  and '--ntasks-per-node=2' in s]
     assert len(gpu_intra) == 1
-    runs = [x for x in gpu_intra[0].splitlines() if 'omb_gpu_bind.sh' in x]
-    # one-to-all: GPU 0 with each other GPU of the 4-GPU node, one run each
-    assert [x.split('omb_gpu_bind.sh ')[1].split()[0] for x in runs] == ['0,1', '0,2', '0,3']
-    assert runs[1].endswith('> osu_gpus0,2.out 2>&1')
+    runs = [x for x in gpu_intra[0].splitlines() if 'omb_rank.sh --gpu cuda' in x]
+    # one-to-all: GPU 0 with each other GPU of the 4-GPU node, one launch each
+    assert [x.split('--gpu cuda ')[1].split()[0] for x in runs] == ['0,1', '0,2', '0,3']
+    assert runs[1].endswith('> osu_gpus0,2.out 2> osu_gpus0,2.err')
     latency = [s for s in scripts.values() if 'osu_latency -m 0:0 -d cuda D D' in s
                and '--ntasks-per-node=1' in s]
-    assert latency and 'omb_gpu_bind.sh 0 ' in latency[0]        # one GPU per node
+    assert latency and 'omb_rank.sh --gpu cuda 0 ' in latency[0]        # one GPU per node
     cpu = [s for k, s in scripts.items() if k.startswith('example-gpu/cpu/')]
     assert any('--distribution=block:cyclic' in s and s.rstrip().endswith(
         'osu_bw -m 67108864:67108864') for s in cpu)              # two cores, two sockets
+    assert not any('OsuPt2Pt' in k for k in scripts)              # procurement only
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(not (OPENMPI and shutil.which('mpirun')), reason='Open MPI not installed')
+@needs_osu()
 def test_procurement_table_from_a_fresh_local_run(tmp_path, capsys):
-    root = _osu('OSU_ROOT')
-    if not root:
-        pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
+    root = osu_root('OSU_ROOT')
     out = run_reframe(tmp_path, '--system', 'local', '--mode', 'procurement', '-n',
                       'OsuProcurement', '-E', "benchmark in ('osu_latency', 'osu_bibw')",
                       '-S', 'iterations=3', '-S', 'warmup=1', '-r',

@@ -8,14 +8,22 @@ from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, job_scripts, write_registry
-from test_e2e_local import OPENMPI, _osu, perflog, registry
+from rfm_helpers import (
+    fake_osu_tree,
+    job_scripts,
+    launch_line,
+    local_registry,
+    needs_osu,
+    osu_root,
+    perflog,
+    write_registry,
+)
 from testdata import DATA, real_output
 
 from omb_suite import parsing
 
-#: Only the check files these tests need (loading all of them takes much longer).
-run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_startup.py', 'osu_multipair.py'))
+run_reframe = partial(rfm_helpers.run_reframe, checks=(
+    'osu_startup.py', 'osu_multipair.py', 'explore/osu_startup.py', 'explore/osu_multipair.py'))
 
 OSU = DATA / 'osu'
 
@@ -69,47 +77,48 @@ def test_dry_run_on_128_node_partition(tmp_path, fake_registry):
     scripts = job_scripts(tmp_path)
     init128 = _script(scripts, 'osu_init', '--ntasks=128\n')
     assert '#SBATCH --ntasks-per-node=1' in init128
-    assert init128.splitlines()[-1].startswith('srun --mpi=pmix --distribution=cyclic:block')
+    assert launch_line(init128, 'osu_init').startswith(
+        'srun --mpi=pmix --distribution=cyclic:block --cpu-bind=cores ./omb_rank.sh ')
     # mbw_mr across two nodes: one pair per core, ranks filled node by node
     mbw = _script(scripts, 'osu_mbw_mr', '--ntasks=96\n', '-W 16')
     assert '#SBATCH --ntasks-per-node=48' in mbw
-    assert mbw.splitlines()[-1].startswith('srun --mpi=pmix --distribution=block:block')
-    assert mbw.splitlines()[-1].endswith('osu_mbw_mr -m 1024 -W 16')
+    assert launch_line(mbw, 'osu_mbw_mr').startswith('srun --mpi=pmix --distribution=block:block')
+    assert launch_line(mbw, 'osu_mbw_mr').endswith('osu_mbw_mr -m 1024 -W 16')
     assert '--ntasks=48\n' in _script(scripts, 'osu_multi_lat', '--ntasks=48\n')  # 2 sockets
     fan = _script(scripts, 'osu_bw_fan_out', '--ntasks=8\n')
     assert '#SBATCH --ntasks-per-node=1' in fan
-    assert _script(scripts, 'osu_latency_mp', '-t 2:2', '--ntasks-per-node=1').splitlines(
-        )[-1].endswith('osu_latency_mp -m 1024 -t 2:2')
+    mp = _script(scripts, 'osu_latency_mp', '-t 2:2', '--ntasks-per-node=1')
+    assert launch_line(mp, 'osu_latency_mp').endswith('osu_latency_mp -m 1024 -t 2:2')
+    # the verdict set starts 1 node and all 128; the sweep every other count
+    assert 'measured by the verdict set (reframe/checks/osu_startup.py)' in out.stdout
 
 
 def test_node_counts_beyond_the_partition_are_skipped(tmp_path, fake_registry):
-    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'OsuStartup',
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'OsuStartupSweep',
                       registry=fake_registry)
     assert out.returncode == 0, out.stdout + out.stderr
     assert '128 nodes asked, local:default has 1' in out.stdout
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
+@needs_osu()
 def test_startup_and_pairs_on_local(tmp_path):
-    root = _osu('OSU_ROOT')
-    if not root:
-        pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
-    reg = registry(tmp_path, osu_openmpi=root)
+    reg = local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT'))
     common = ('--system', 'local', '-p', 'system-openmpi', '-S', 'iterations=100',
               '-S', 'warmup=10', '-S', 'max_size=1024', '-r')
-    out = run_reframe(tmp_path, *common, '-n', 'OsuStartup', '-E', 'nodes == 1',
+    out = run_reframe(tmp_path, *common, '-n', 'OsuStartupSweep', '-E', 'nodes == 1',
                       '-S', 'tasks_per_node=2', registry=reg)
     assert out.returncode == 0, out.stdout + out.stderr
-    out = run_reframe(tmp_path, *common, '-n', 'OsuMbwMr%span=intra_socket',
-                      '-n', 'OsuMultiLat%span=intra_socket',
+    out = run_reframe(tmp_path, *common, '-n', 'OsuMbwMr', '-n', 'OsuMultiLat',
                       '-n', 'OsuLatencyMp%placement=intra_socket', registry=reg)
     assert out.returncode == 0, out.stdout + out.stderr
-    init = {r['perf_var']: r for r in perflog(tmp_path, 'OsuStartup')}
-    assert init['init_avg']['num_tasks'] == '2' and float(init['init_avg']['perf_value']) > 0
-    mbw = {(r['algorithm'], r['perf_var']): r for r in perflog(tmp_path, 'OsuMbwMr')}
-    assert float(mbw[('window=64', 'msg_rate_8')]['perf_value']) > 0
-    assert mbw[('window=16', 'bandwidth_1024')]['placement'] == 'intra_socket'
-    assert {r['algorithm'] for r in perflog(tmp_path, 'OsuLatencyMp')} == {
-        'processes=1', 'processes=2'}
+    init = {(r['benchmark'], r['perf_var']): r for r in perflog(tmp_path, 'OsuStartupSweep')}
+    assert init['osu_init', 'init_avg']['num_tasks'] == '2'
+    assert float(init['osu_init', 'init_avg']['perf_value']) > 0
+    mbw = {(r['window_size'], r['perf_var']): r
+           for test in ('OsuMbwMr', 'OsuMbwMrSweep') for r in perflog(tmp_path, test)}
+    assert float(mbw[('64', 'msg_rate_8')]['perf_value']) > 0
+    assert mbw[('16', 'bandwidth_1024')]['placement'] == 'intra_socket'
+    assert mbw[('16', 'bandwidth_1024')]['algorithm'] == 'null'
+    assert {r['processes'] for r in perflog(tmp_path, 'OsuLatencyMp')} == {'1', '2'}
     assert perflog(tmp_path, 'OsuMultiLat')

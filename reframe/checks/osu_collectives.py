@@ -1,55 +1,52 @@
-"""OSU collective checks: every blocking and non-blocking collective, per algorithm, per scale
-(rank count), per process mapping.
+"""Collective verdict: the main blocking collectives and one non-blocking one with the
+library's default algorithm, at the partition's smallest and largest scale.
 
-    reframe -C reframe/config/settings.py -c reframe/checks -n osu_bcast -r
-    reframe ... -n OsuCollective -E "algorithm in ('default', 'knomial') and scale == '4'" -r
+    reframe -C reframe/config/settings.py -c reframe/checks -n OsuCollective -r
+    reframe ... -n 'OsuCollective%case=osu_alltoall/default' -r     (no spaces in -n)
+    reframe ... -t osu_alltoall -r
 
-Cases are named ``<benchmark>/<algorithm>`` (``%case=osu_bcast/chain``). The algorithms are
-those of the MPI libraries of the selected system's environments; scales (powers of two) and
-mappings are those its partitions can hold. See docs/collectives.md.
+Every algorithm, scale and mapping: reframe/checks/explore (--mode explore). See
+docs/collectives.md.
 """
 
 import reframe as rfm
 from reframe.core.builtins import parameter
-from reframe.core.runtime import runtime
 
-from omb_suite import collectives as coll
-from omb_suite.collectives import OsuCollectiveBase
-
-_SYSTEM = runtime().system
-_LIBRARIES = coll.system_libraries(_SYSTEM)
-_SIZES = [coll.partition_size(part) for part in _SYSTEM.partitions]
+from omb_suite import algorithms, catalogue
+from omb_suite.rfm import OsuCollectiveBase
+from omb_suite.rfm import system as offered
+from omb_suite.rfm.collective import CollectiveVerdict
 
 
 @rfm.simple_test
-class OsuCollective(OsuCollectiveBase):
+class OsuCollective(CollectiveVerdict, OsuCollectiveBase):
     """A blocking OSU collective: average, min and max latency per message size."""
 
-    #: (benchmark, algorithm): 'default' and every algorithm the system's MPIs name for it.
-    case = parameter(coll.cases(coll.collective_benchmarks(nonblocking=False), _LIBRARIES),
-                     fmt=coll.case_name)
+    #: (benchmark, 'default'): the verdict set's blocking collectives.
+    case = parameter([(b, algorithms.DEFAULT) for b in catalogue.verdict('collective')],
+                     fmt='/'.join)
 
-    #: Number of ranks (powers of two up to the largest partition's core count).
-    scale = parameter(coll.scales_for(_SIZES))
+    #: Ranks: each partition's smallest (2) and largest (all its cores) scale.
+    scale = parameter(offered.end_scales())
 
-    #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
-    mapping = parameter(coll.mappings_for(_SIZES))
+    #: Ranks fill cores in order.
+    mapping = parameter(['core'])
 
-    tags = {'blocking'}
+    tags = {'blocking', 'verdict'}
 
 
 @rfm.simple_test
-class OsuNonBlockingCollective(OsuCollectiveBase):
+class OsuNonBlockingCollective(CollectiveVerdict, OsuCollectiveBase):
     """A non-blocking OSU collective: overall, compute, pure communication time and overlap."""
 
-    #: (benchmark, algorithm): 'default' and every algorithm the system's MPIs name for it.
-    case = parameter(coll.cases(coll.collective_benchmarks(nonblocking=True), _LIBRARIES),
-                     fmt=coll.case_name)
+    #: (benchmark, 'default'): the verdict set's non-blocking collective.
+    case = parameter([(b, algorithms.DEFAULT) for b in catalogue.verdict('nonblocking')],
+                     fmt='/'.join)
 
-    #: Number of ranks (powers of two up to the largest partition's core count).
-    scale = parameter(coll.scales_for(_SIZES))
+    #: Ranks: each partition's smallest (2) and largest (all its cores) scale.
+    scale = parameter(offered.end_scales())
 
-    #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
-    mapping = parameter(coll.mappings_for(_SIZES))
+    #: Ranks fill cores in order.
+    mapping = parameter(['core'])
 
-    tags = {'nonblocking'}
+    tags = {'nonblocking', 'verdict'}

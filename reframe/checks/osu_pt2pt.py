@@ -1,31 +1,29 @@
-"""Point-to-point OSU checks: latency, bandwidth, bi-bandwidth, multi-threaded latency
-and the persistent variants (OSU 7.x), for every placement the partition can offer.
+"""Point-to-point verdict: latency, bandwidth and bi-bandwidth between two ranks, for every
+placement the partition offers and every buffer location (device buffers on GPU partitions).
 
     reframe -C reframe/config/settings.py -c reframe/checks -n OsuPt2Pt -r
+    reframe ... -n 'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket' -r
 """
 
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import benchmarks, placement
-from omb_suite.bases import OsuPt2PtBase
-from omb_suite.gpu import BUFFERS, DeviceBuffers
-
-#: Run by reframe/checks/osu_multipair.py (many pairs, forked processes), not here.
-MULTI = ('osu_mbw_mr', 'osu_multi_lat', 'osu_latency_mp')
+from omb_suite import catalogue
+from omb_suite.rfm import DeviceBuffers, OsuPt2PtBase
+from omb_suite.rfm import system as offered
 
 
 @rfm.simple_test
 class OsuPt2Pt(DeviceBuffers, OsuPt2PtBase):
     """One OSU point-to-point benchmark between two ranks placed as asked."""
 
-    #: OSU program (catalogue group ``pt2pt``); persistent ones need OSU 7.0+.
-    benchmark = parameter([b for b in benchmarks.names('pt2pt') if b not in MULTI])
+    #: OSU program (the verdict set's point-to-point programs, data/catalogue.yaml).
+    benchmark = parameter(catalogue.verdict('pt2pt'))
 
     #: ``intra_socket``, ``inter_socket`` or ``inter_node`` (see data/placements.yaml).
-    placement = parameter(placement.placement_names())
+    placement = parameter(offered.placements())
 
     #: ``H H`` (host) or device buffers ``D D``, ``H D``, ``D H`` (GPU partitions only).
-    buffers = parameter(BUFFERS)
+    buffers = parameter(catalogue.buffers())
 
-    tags = {'pt2pt'}
+    tags = {'pt2pt', 'verdict'}

@@ -20,6 +20,7 @@ from pathlib import Path
 from omb_suite import environs
 
 REPO = Path(__file__).resolve().parents[2]
+CHECKS = REPO / 'reframe' / 'checks'
 RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs'))
 
 
@@ -53,7 +54,8 @@ def _load_systems() -> list:
 PERFLOG_COLUMNS = (
     'job_completion_time', 'result', 'system', 'partition', 'environ', 'name',
     'display_name', 'jobid', 'job_nodelist', 'num_nodes', 'num_tasks', 'num_tasks_per_node',
-    'benchmark', 'placement', 'mapping', 'algorithm', 'buffers', 'mpi_family', 'mpi_version',
+    'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
+    'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
     'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'placement_observed',
     'algorithm_evidence', 'session_tag', 'perf_var', 'perf_value', 'perf_unit', 'perf_ref',
     'perf_lower_thres', 'perf_upper_thres', 'perf_result',
@@ -63,6 +65,13 @@ site_configuration = {
     'systems': _load_systems(),
     'environments': ENVIRONMENTS,
     'modes': [
+        {
+            # everything beyond the verdict set: every algorithm, scale, mapping, one-sided
+            # window/sync pair, multi-pair and start-up sweep, persistent and neighbourhood
+            # collectives (add `-c reframe/checks/explore` to combine with another mode)
+            'name': 'explore',
+            'options': ['-c', str(CHECKS / 'explore')],
+        },
         {
             'name': 'quick',
             'options': ['-S', 'message_sizes=1,8,1024,65536', '-S', 'max_size=65536',
@@ -74,7 +83,7 @@ site_configuration = {
         },
         {
             'name': 'procurement',
-            'options': ['--tag', 'procurement'],
+            'options': ['-c', str(CHECKS / 'procurement'), '--tag', 'procurement'],
         },
         {
             'name': 'upgrade',
@@ -102,7 +111,17 @@ site_configuration = {
         {
             'report_file': str(RESULTS / 'reports' / 'run-report-{sessionid}.json'),
             'check_search_recursive': False,
-        }
+        },
+        {
+            # Jobs of the local scheduler (this machine, or steps inside one allocation) are
+            # polled cheaply: notice a finished benchmark within 0.2 s instead of ReFrame's
+            # default decay to one poll every 10 s.
+            'target_systems': ['local', 'minicluster:alloc'],
+            'report_file': str(RESULTS / 'reports' / 'run-report-{sessionid}.json'),
+            'check_search_recursive': False,
+            'poll_rate_max': 50,
+            'poll_rate_min': 5,
+        },
     ],
     'storage': [
         {

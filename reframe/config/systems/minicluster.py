@@ -4,6 +4,12 @@ machine, two network namespaces ``node1``/``node2`` joined by a veth ``rig0``).
     tests/cluster/up && source tests/cluster/env.sh
     reframe -C reframe/config/settings.py -c reframe/checks --system minicluster -r
 
+One Slurm job for a whole run (partition ``alloc``): start ReFrame inside an allocation; every
+test is a job step of it (``srun`` with the test's tasks and nodes), one at a time:
+
+    salloc -N 2 -p compute reframe -C reframe/config/settings.py -c reframe/checks \
+        --system minicluster:alloc -r
+
 Traffic between the nodes is TCP over ``rig0``; within a node, shared memory. The two
 nodes share this machine's cores, so one job runs at a time, busy-polling ranks yield,
 and nothing is bound (Slurm's ``task/none``; Open MPI ``mpirun`` would otherwise pin each
@@ -49,6 +55,22 @@ system = {
             'name': 'compute',
             'descr': 'node1 + node2, ranks started by srun',
             'launcher': 'srun',
+            'extras': {
+                'num_nodes': 2,
+                'srun_mpi': {'openmpi': 'pmix', 'mpich': 'pmi2'},
+            },
+        },
+        {
+            # inside `salloc -N 2` (or an sbatch script): no job per test, a step per test
+            'name': 'alloc',
+            'descr': 'node1 + node2 of the allocation ReFrame runs in, ranks started by srun',
+            'scheduler': 'local',
+            'launcher': 'srunalloc',
+            'processor': cpuinfo(),
+            'features': ['cpu'],
+            'max_jobs': 1,                   # steps never share nodes or cores
+            'time_limit': '5m',
+            'env_vars': _NET_ENV,
             'extras': {
                 'num_nodes': 2,
                 'srun_mpi': {'openmpi': 'pmix', 'mpich': 'pmi2'},

@@ -1,0 +1,279 @@
+"""The base of every OSU check: one launch that runs OSU through the per-rank wrapper.
+
+:class:`OsuRunBase` finds the OSU program by absolute path, builds ``-m/-x/-i``, launches
+``omb_rank.sh <osu program> <options>`` once (the wrapper reports each rank's host, CPU
+set, socket and NUMA node on stderr and execs OSU, so the placement verified is the one OSU
+ran with), then in sanity verifies the placement (:meth:`check_placement`, children define
+it), parses the OSU table and turns it into per-size performance variables checked against
+``reframe/references/<system>.yaml``.
+
+Attributes a child must provide by the end of ``setup``: ``benchmark`` (a parameter or
+variable naming an entry of ``data/catalogue.yaml``) and the job shape (``num_tasks``,
+``num_tasks_per_node``, ``num_nodes``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from omb_suite import binaries, catalogue, parsing, placement, probe
+from omb_suite.environs import repo_root
+from omb_suite.failures import failure_cause
+from omb_suite.topology import Topology, of_partition
+
+
+def references_dir() -> Path:
+    """``$RFM_REFERENCE_PREFIX``, else the repository's ``reframe/references``."""
+    return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
+
+
+class OsuRunBase(rfm.RunOnlyRegressionTest):
+    """Common logic of every OSU check (binary lookup, options, one launch, parsing,
+    placement, references). Runs in environments with an MPI and OSU (``+mpi +osu``)."""
+
+    valid_systems = ['*']
+    valid_prog_environs = ['+mpi +osu']
+    maintainers = ['omb-regression-suite']
+
+    #: OSU install prefix or build tree to take the program from; overrides the
+    #: environment's ``osu_root`` and ``$OSU_ROOT``.
+    #: :type: :class:`str` :default: ``''`` (use the environment's OSU)
+    osu_root = variable(str, value='', loggable=False)
+
+    #: Smallest message size of the sweep (``-m MIN:``); ``None`` = OSU's default.
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    min_size = variable(int, type(None), value=None, loggable=False)
+
+    #: Largest message size of the sweep (``-m :MAX``); ``None`` = the benchmark's
+    #: full sweep from the catalogue (e.g. 4 MiB for point-to-point).
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    max_size = variable(int, type(None), value=None, loggable=False)
+
+    #: Message sizes reported as performance variables ``<metric>_<size>`` (sizes outside
+    #: the sweep are ignored). Covers small, eager/rendezvous switch and large messages.
+    #: :type: :class:`List[int]` :default: ``[1, 8, 1024, 65536, 1048576, 4194304]``
+    message_sizes = variable(typ.List[int], value=[1, 8, 1024, 65536, 1048576, 4194304],
+                             loggable=False)
+
+    #: Warm-up iterations (``-x``); ``None`` keeps OSU's default (thorough).
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    warmup = variable(int, type(None), value=None, loggable=False)
+
+    #: Timed iterations (``-i``); ``None`` keeps OSU's default (thorough).
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    iterations = variable(int, type(None), value=None, loggable=False)
+
+    #: Extra options appended to the benchmark command line.
+    #: :type: :class:`List[str]` :default: ``[]``
+    extra_opts = variable(typ.List[str], value=[], loggable=False)
+
+    #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
+    session_tag = variable(str, value='')
+
+    # Loggable facts (filled in by hooks; listed in the perflog format)
+    num_nodes = variable(int, value=1)
+    mpi_family = variable(str, type(None), value=None)
+    mpi_version = variable(str, type(None), value=None)
+    osu_version = variable(str, type(None), value=None)
+    osu_spec = variable(str, type(None), value=None)
+    mpi_spec = variable(str, type(None), value=None)
+    spack_lock = variable(str, type(None), value=None)
+    placement_observed = variable(str, value='')
+
+    @run_after('init')
+    def tag_what_runs(self):
+        """Tags to select by: the OSU program and where its ranks go (``-t osu_alltoall``,
+        ``-t intra_socket``). Cases that know their program only later tag themselves."""
+        where = {getattr(self, 'placement', None), getattr(self, 'mapping', None)}
+        self.tags = self.tags | ({getattr(self, 'benchmark', None)} | where) - {None, ''}
+
+    # -- setup ------------------------------------------------------------------------
+
+    @property
+    def topology(self) -> Topology:
+        return of_partition(self.current_partition)
+
+    def search_path(self) -> str:
+        """The environment's ``PATH`` (its MPI tools first), as the job will see it."""
+        return os.pathsep.join([*(self.current_environ.extras.get('env_path') or []),
+                                os.environ.get('PATH', '')])
+
+    @run_after('setup')
+    def record_environment_facts(self):
+        extras = self.current_environ.extras
+        for fact in ('mpi_family', 'mpi_version', 'osu_version', 'osu_spec', 'mpi_spec',
+                     'spack_lock'):
+            if extras.get(fact) is not None:
+                setattr(self, fact, str(extras[fact]))
+
+    @run_after('setup')
+    def find_benchmark(self):
+        """Resolve the OSU program by absolute path, or skip saying how to get it."""
+        extras = self.current_environ.extras
+        roots = [self.osu_root, extras.get('osu_root'), os.environ.get('OSU_ROOT')]
+        try:
+            self.osu_program = str(binaries.find_osu_binary(self.benchmark, roots,
+                                                            self.search_path()))
+        except binaries.OsuNotFoundError as err:
+            info = catalogue.get(self.benchmark)
+            needs = f', and OSU builds it only against an MPI with {info.needs}' \
+                if info.needs else ''
+            self.skip(f'{str(err).splitlines()[0]} (exists since OSU {info.since}{needs}); '
+                      'get OSU with `omb-setup` or `export OSU_ROOT=<prefix>`: see '
+                      'docs/getting-started.md')
+
+    @run_after('setup')
+    def use_external_references(self):
+        """References live in ``reframe/references/<system>.yaml`` (absent = none); an
+        absolute ``$ref`` keeps ReFrame from resolving it against the check's directory."""
+        path = references_dir() / f'{self.current_system.name}.yaml'
+        if path.is_file():
+            self.reference = {'$ref': str(path.resolve())}
+
+    # -- command line -----------------------------------------------------------------
+
+    def sweep(self) -> tuple[int | None, int | None]:
+        """The ``-m`` range this run asks for (``None`` = OSU's own default)."""
+        info = catalogue.get(self.benchmark)
+        if not info.has_sizes:
+            return None, None
+        if info.fixed_size:
+            return None, 1
+        return self.min_size, self.max_size or info.max_size
+
+    def osu_options(self) -> list[str]:
+        """Benchmark options; children extend this (``-f``, ``-c``, ``-d cuda``...)."""
+        opts: list[str] = []
+        lo, hi = self.sweep()
+        if lo is not None or hi is not None:
+            opts += ['-m', f'{"" if lo is None else lo}:{"" if hi is None else hi}'
+                     if lo is not None else str(hi)]
+        if self.warmup is not None:
+            opts += ['-x', str(self.warmup)]
+        if self.iterations is not None:
+            opts += ['-i', str(self.iterations)]
+        return opts + list(self.extra_opts)
+
+    def launcher_options(self) -> list[str]:
+        """Launcher options that place the ranks; children define the placement."""
+        return []
+
+    def place_with(self, table, name: str) -> list[str]:
+        """srun's ``--mpi`` plugin plus the options of ``table`` (placement or mapping); a step
+        of an allocation (``srunalloc``) also names its node count, as a batch job would."""
+        part = self.current_partition
+        launcher = part.launcher_type.registered_name
+        nodes = [f'--nodes={self.num_nodes}'] if launcher == 'srunalloc' else []
+        return [*nodes,
+                *placement.srun_mpi_options(launcher, self.mpi_family,
+                                            part.extras.get('srun_mpi')),
+                *table(name, launcher, self.mpi_family, part.extras.get('placement_options'))]
+
+    def wrapper_options(self) -> list[str]:
+        """Options of the per-rank wrapper before the OSU program (``--gpu`` for GPUs)."""
+        return []
+
+    @run_before('run')
+    def launch_through_wrapper(self):
+        """One launch: the per-rank wrapper, then OSU with its options."""
+        wrapper = os.path.join(self.stagedir, probe.WRAPPER)
+        shutil.copyfile(os.path.join(probe.source_dir(), probe.WRAPPER), wrapper)
+        os.chmod(wrapper, 0o755)
+        self.executable = f'./{probe.WRAPPER}'
+        self.executable_opts = [*self.wrapper_options(), self.osu_program, *self.osu_options()]
+        self.job.launcher.options = self.launcher_options()
+
+    # -- sanity and performance -------------------------------------------------------
+
+    def read_output(self, name: str) -> str:
+        """A file of the stage directory; a missing one says the job did not run."""
+        try:
+            with open(os.path.join(self.stagedir, name), errors='replace') as fp:
+                return fp.read()
+        except FileNotFoundError:
+            raise SanityError(f'{name} is missing: the job did not run') from None
+
+    def check_placement(self, places: list[probe.RankPlace]) -> None:
+        """Children verify the placement they asked for (raise ``WrongPlacement``)."""
+
+    def expected_sizes(self) -> list[int] | None:
+        lo, hi = self.sweep()
+        if hi is None:
+            return None
+        return parsing.expected_sizes(1 if lo is None else lo, hi)
+
+    def parse_kwargs(self) -> dict:
+        """Extra arguments for :func:`omb_suite.parsing.parse_osu_output`."""
+        return {}
+
+    def verify_placement(self, stderr: str) -> None:
+        """Every rank reported, and where: as the placement says (else asked vs observed)."""
+        try:
+            places = probe.parse_probe(stderr, expect_ranks=self.num_tasks)
+            self.placement_observed = probe.observed(places)
+            self.check_placement(places)
+        except (probe.ProbeError, placement.WrongPlacement) as err:
+            cause = failure_cause(stderr)
+            raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
+
+    @sanity_function
+    def validate(self):
+        """Placement as asked for, and a complete OSU table (never a silent pass)."""
+        stderr = self.read_output(self.stderr.evaluate())
+        self.verify_placement(stderr)
+        text = self.read_output(self.stdout.evaluate())
+        try:
+            self.osu_table = parsing.parse_osu_output(text, expect_sizes=self.expected_sizes(),
+                                                      **self.parse_kwargs())
+        except parsing.OsuParseError as err:
+            cause = failure_cause(stderr, text)
+            raise SanityError(f'{self.benchmark}: {err}' +
+                              (f' [job: {cause}]' if cause else '')) from None
+        if self.osu_table.version:
+            self.osu_version = self.osu_table.version
+        return True
+
+    def expect_meta(self, **want: object) -> None:
+        """What OSU printed in its header (``# Window Size: 64``...) must be what was asked."""
+        if self.is_dry_run():
+            return
+        for key, value in want.items():
+            seen = self.osu_table.meta.get(key)
+            if seen != str(value):
+                raise SanityError(f'{self.benchmark} ran with {key.replace("_", " ")} {seen!r}, '
+                                  f'asked for {str(value)!r}')
+
+    def _size_value(self, column: str, size: int) -> float:
+        return float(self.osu_table.value(column, size))
+
+    def _curve_value(self, column: str, how: str) -> float:
+        values = list(self.osu_table.column(column).values())
+        return float(min(values) if how == 'min' else max(values))
+
+    def reported_sizes(self) -> list[int]:
+        expected = self.expected_sizes()
+        if expected is None:
+            return list(self.message_sizes)
+        return [s for s in self.message_sizes if s in expected]
+
+    @run_before('performance')
+    def set_perf_variables(self):
+        """``<metric>_<size>`` for each reported size, plus the curve figures."""
+        info = catalogue.get(self.benchmark)
+        perf = {}
+        for metric in info.metrics:
+            for size in self.reported_sizes():
+                perf[f'{metric}_{size}'] = sn.make_performance_function(
+                    self._size_value, catalogue.unit(metric), metric, size)
+        for name, (column, how) in info.curve.items():
+            perf[name] = sn.make_performance_function(self._curve_value, catalogue.unit(column),
+                                                      column, how)
+        self.perf_variables = perf

@@ -1,0 +1,80 @@
+"""The placement probe on its own, for machines without OSU: it needs only MPI.
+
+:class:`PlacementProbeBuild` compiles ``probe/placement_probe.c`` with the environment's
+``mpicc`` (a fixture, once per environment); :class:`PlacementProbeBase` runs it with the
+launcher options of one placement and fails with asked vs observed on a mismatch. Every OSU
+check proves its own placement through the per-rank wrapper instead (one launch).
+"""
+
+from __future__ import annotations
+
+import os
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from omb_suite import placement, probe
+from omb_suite.rfm.pt2pt import PlacedPair
+
+
+class PlacementProbeBuild(rfm.CompileOnlyRegressionTest):
+    """Compile ``placement_probe.c`` once per environment with its MPI wrapper."""
+
+    descr = 'Build the MPI placement probe'
+    valid_systems = ['*']
+    valid_prog_environs = ['+mpi']
+    build_system = 'SingleSource'
+    sourcepath = probe.PROBE_SOURCE
+    executable = 'placement_probe'
+    build_locally = True
+
+    @run_before('compile')
+    def set_sources(self):
+        self.sourcesdir = probe.source_dir()
+        self.build_system.cflags = ['-O2']
+        self.build_system.executable = self.executable
+
+    @sanity_function
+    def probe_built(self):
+        return sn.assert_true(os.path.isfile(os.path.join(self.stagedir, self.executable)),
+                              msg=f'placement probe was not built: see {self.stagedir}')
+
+
+class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
+    """Run the MPI probe alone with the child's ``placement`` and verify it."""
+
+    valid_systems = ['*']
+    probe_build = fixture(PlacementProbeBuild, scope='environment')
+    placement_observed = variable(str, value='')
+    num_nodes = variable(int, value=1)
+    #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
+    session_tag = variable(str, value='')
+    tags = {'placement', 'probe'}
+
+    @run_after('setup')
+    def use_probe(self):
+        self.executable = os.path.join(self.probe_build.stagedir, self.probe_build.executable)
+
+    @run_before('run')
+    def place_ranks(self):
+        part = self.current_partition
+        launcher = part.launcher_type.registered_name
+        family = self.current_environ.extras.get('mpi_family')
+        self.job.launcher.options = [
+            *placement.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
+            *placement.placement_options(self.placement, launcher, family,
+                                         part.extras.get('placement_options'))]
+
+    @sanity_function
+    def placement_holds(self):
+        with open(os.path.join(self.stagedir, self.stdout.evaluate())) as fp:
+            text = fp.read()
+        try:
+            places = probe.parse_probe(text)
+            self.placement_observed = probe.observed(places)
+            placement.verify_pair(self.placement, places)
+        except (probe.ProbeError, placement.WrongPlacement) as err:
+            raise SanityError(str(err)) from None
+        return True
