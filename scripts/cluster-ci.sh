@@ -3,7 +3,12 @@
 # the mini-cluster with exactly these commands):
 #   1. install the venv, register MPI/OSU builds (omb-setup $OMB_SETUP_ARGS);
 #   2. run the suite on SYSTEM, tagging the session (ReFrame --session-extras and the
-#      perflog column session_tag) and writing JUnit next to the results;
+#      perflog column session_tag) and writing JUnit next to the results; a failure is
+#      re-measured once before it counts (--max-retries 1; both runs stay in the perflog);
+#      with OMB_ALLOC set, the whole run is ONE Slurm job: ReFrame runs inside that
+#      allocation and every test is a step of it (SYSTEM's partition must use the local
+#      scheduler and the srunalloc launcher, like minicluster:alloc; docs/systems.md), e.g.
+#        OMB_ALLOC="salloc -N 4 --exclusive -p batch -t 60" scripts/cluster-ci.sh mycluster:alloc
 #   3. gate: omb-review check on the results, judging only the runs of this job
 #      against the history before it; non-zero exit on a regression ($OMB_REVIEW_ARGS adds
 #      gate options, e.g. "--fdr --override '*latency_4194304*=0.2'").
@@ -29,9 +34,10 @@ bash scripts/install-deps.sh || exit 1
 
 since=$(date -u +%FT%T)
 stamp=$(date -u +%Y%m%dT%H%M%S)
-echo "== reframe on $system, session tag '$tag'"
-.venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system "$system" \
-    --session-extras "tag=$tag" -S "session_tag=$tag" \
+echo "== reframe on $system, session tag '$tag'${OMB_ALLOC:+, in one allocation: $OMB_ALLOC}"
+# shellcheck disable=SC2086
+${OMB_ALLOC:-} .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks \
+    --system "$system" --session-extras "tag=$tag" -S "session_tag=$tag" --max-retries 1 \
     --report-junit "$junit/$stamp.xml" -r "$@"
 run_rc=$?
 

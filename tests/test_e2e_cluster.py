@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import rfm_helpers
-from rfm_helpers import REFRAME, REPO, SETTINGS, write_registry
+from rfm_helpers import CHECKS, REFRAME, REPO, SETTINGS, perflog, write_registry
 
 #: Only the check files these tests need (loading all of them takes much longer).
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
@@ -62,9 +63,12 @@ def _registry(work: Path, osu: str | None) -> Path:
 
 
 def _perflog(work: Path, partition: str, test: str) -> list[dict[str, str]]:
-    header, *rows = (work / 'results/minicluster' / partition / f'{test}.log').read_text(
-    ).splitlines()
-    return [dict(zip(header.split('|'), r.split('|'), strict=True)) for r in rows]
+    return perflog(work, test, system=f'minicluster/{partition}')
+
+
+def _job_ids(cluster: dict[str, str]) -> set[str]:
+    log = Path(cluster['OMB_CLUSTER_DIR']) / 'log' / 'slurmctld.log'
+    return set(re.findall(r'JobId=(\d+)', log.read_text()))
 
 
 @pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
@@ -103,19 +107,55 @@ def test_osu_latency_inter_node_is_tcp_intra_node_is_shared_memory(cluster, work
 
 @pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
 def test_cluster_ci_script_runs_suite_and_gate_on_minicluster(cluster, work):
-    """The command of .gitlab-ci.yml's suite-and-gate job, on the mini-cluster."""
+    """The command of .gitlab-ci.yml's suite-and-gate job, on the mini-cluster, in one
+    allocation (OMB_ALLOC) as .gitlab-ci.yml runs it."""
     env = dict(os.environ, **cluster, OMB_RESULTS_DIR=str(work / 'results'),
                OMB_ENVIRONMENTS_FILE=str(_registry(work, None)),
-               OMB_SETUP_ARGS='--no-build', OMB_JUNIT_DIR=str(work / 'junit'))
+               OMB_SETUP_ARGS='--no-build', OMB_JUNIT_DIR=str(work / 'junit'),
+               OMB_ALLOC='salloc -N 2 --exclusive -p compute')
     env.pop('OSU_ROOT', None)
-    cmd = [str(REPO / 'scripts/cluster-ci.sh'), 'minicluster:compute', 'upgrade=post',
+    before = _job_ids(cluster)
+    cmd = [str(REPO / 'scripts/cluster-ci.sh'), 'minicluster:alloc', 'upgrade=post',
            '-n', 'PlacementProbe', '-p', 'system-openmpi', '--prefix', str(work / 'rfm')]
     out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "session tag 'upgrade=post'" in out.stdout and 'gate exit 0' in out.stdout
-    rows = _perflog(work, 'compute', 'PlacementProbe')
+    assert "session tag 'upgrade=post', in one allocation" in out.stdout
+    assert 'gate exit 0' in out.stdout
+    assert len(_job_ids(cluster) - before) == 1
+    rows = _perflog(work, 'alloc', 'PlacementProbe')
     assert {r['session_tag'] for r in rows} == {'upgrade=post'}
     assert list((work / 'junit').glob('*.xml')) and list((work / 'results').glob('gate-*.json'))
+
+
+@pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
+def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
+    """ReFrame started inside `salloc -N 2 --exclusive` on the alloc partition: every test is
+    a step of that one job (1 Slurm job instead of one per test), steps one at a time."""
+    osu = os.environ.get('OSU_ROOT')
+    select = (['-n', 'OsuPt2Pt%benchmark=osu_latency', '-n', 'OsuCollective%case=osu_bcast',
+               '-S', 'max_size=1024', '-S', 'iterations=200', '-S', 'warmup=20'] if osu
+              else ['-n', 'PlacementProbe'])
+    before = _job_ids(cluster)
+    start = time.time()
+    out = subprocess.run(
+        ['salloc', '-N', '2', '--exclusive', '-p', 'compute', REFRAME, '--nocolor', '-C',
+         SETTINGS, '-c', CHECKS, '--prefix', str(work / 'rfm'), '--system', 'minicluster:alloc',
+         '-p', 'system-openmpi', *select, '-r'],
+        cwd=work, capture_output=True, text=True, timeout=900,
+        env=dict(os.environ, **cluster, OMB_ENVIRONMENTS_FILE=str(_registry(work, osu)),
+                 OMB_RESULTS_DIR=str(work / 'results')))
+    wall = time.time() - start
+    assert out.returncode == 0, out.stdout + out.stderr
+    jobs = _job_ids(cluster) - before
+    ran = int(re.search(r'Ran (\d+)/', out.stdout).group(1))
+    print(f'one allocation: {ran} test cases, {len(jobs)} Slurm job(s), {wall:.0f} s')
+    assert len(jobs) == 1 and ran >= 3, (jobs, ran)
+    rows = _perflog(work, 'alloc', 'OsuPt2Pt' if osu else 'PlacementProbe')
+    cases = {(r['name'], r['environ']) for r in rows}
+    assert len({r['jobid'] for r in rows}) == len(cases)   # a step (local pid) per test
+    inter = next(r for r in rows if r['placement'] == 'inter_node')
+    assert [p.split(':')[0] for p in inter['placement_observed'].split(';')] == ['node1',
+                                                                              'node2']
 
 
 def test_node_failure_fails_the_check_naming_the_node_and_retry_passes(cluster, work):

@@ -132,7 +132,7 @@ def test_real_both_ranks_on_one_cpu_fail_with_asked_and_observed():
 def test_real_oversubscribed_ranks_share_cpus_only_when_allowed():
     four = places('wrapper_ompi_4ranks_oversubscribed.txt', 4)
     placement.verify_ranks(four, nodes=1, oversubscribed=True)
-    placement.verify_mapping('core', four)
+    placement.verify_mapping('core', four, tasks_per_node=4)
     with pytest.raises(WrongPlacement, match='ranks 0 and 2 are both bound to CPU 0 of vm'):
         placement.verify_ranks(four, nodes=1)
     with pytest.raises(WrongPlacement, match='2 node\\(s\\) does not hold: the ranks run on 1'):
@@ -144,11 +144,13 @@ def test_synthetic_two_hosts_pass_inter_node_fail_intra_socket_and_core_mapping(
             'PROBE rank=1 size=2 host=node2 cpus=0 sockets=0 numa=0\n')
     two = probe.parse_probe(text, 2)
     placement.verify_pair('inter_node', two)
-    placement.verify_mapping('node', two)
+    placement.verify_mapping('node', two, tasks_per_node=1)
+    placement.verify_mapping('core', two, tasks_per_node=1)      # one rank fills a host
     with pytest.raises(WrongPlacement, match='different hosts node1 and node2'):
         placement.verify_pair('intra_socket', two)
-    with pytest.raises(WrongPlacement, match='mapping "core" does not hold'):
-        placement.verify_mapping('core', two)
+    with pytest.raises(WrongPlacement, match='mapping "core" does not hold: ranks 0 and 1 run '
+                                             'on node1 and node2, 2 ranks fill a host first'):
+        placement.verify_mapping('core', two, tasks_per_node=2)
 
 
 def test_synthetic_halves_of_pairs():

@@ -8,12 +8,13 @@ from omb_suite import topology
 from omb_suite.topology import Topology
 
 
-def partition(scheduler: str, extras: dict, gpus: int = 0, **proc):
+def partition(scheduler: str, extras: dict, gpus: int = 0, launcher: str = 'srun', **proc):
     processor = SimpleNamespace(**{'num_cpus': None, 'num_cpus_per_core': None,
                                    'num_cpus_per_socket': None, 'num_sockets': None, **proc})
     devices = [SimpleNamespace(num_devices=gpus)] if gpus else []
     return SimpleNamespace(processor=processor, extras=extras,
                            scheduler=SimpleNamespace(registered_name=scheduler),
+                           launcher_type=SimpleNamespace(registered_name=launcher),
                            select_devices=lambda kind: devices if kind == 'gpu' else [])
 
 
@@ -21,6 +22,14 @@ def test_nodes_default_once_local_is_one_host_a_batch_partition_two():
     assert topology.of_partition(partition('local', {}, num_cpus=2)).nodes == 1
     assert topology.of_partition(partition('slurm', {}, num_cpus=2)).nodes == 2
     assert topology.of_partition(partition('local', {'num_nodes': 2}, num_cpus=2)).nodes == 2
+
+
+def test_steps_of_one_allocation_have_the_allocations_nodes(monkeypatch):
+    alloc = partition('local', {'num_nodes': 2}, launcher='srunalloc', num_cpus=2)
+    assert topology.of_partition(alloc).nodes == 2          # listing outside an allocation
+    monkeypatch.setenv('SLURM_JOB_NUM_NODES', '16')
+    assert topology.of_partition(alloc).nodes == 16
+    assert topology.of_partition(partition('slurm', {}, num_cpus=2)).nodes == 2
 
 
 def test_cores_from_reframe_processor_info_with_smt():

@@ -236,17 +236,22 @@ def verify_ranks(places: list[RankPlace], *, nodes: int, oversubscribed: bool = 
                              f'bound to CPU {min(place.cpus)} of {place.host}', places)
 
 
-def verify_mapping(mapping: str, places: list[RankPlace]) -> None:
-    """Neighbouring ranks share a host (``core``) or not (``node``, when more than one host
-    is used); ``socket`` alternates sockets where the ranks use more than one."""
+def verify_mapping(mapping: str, places: list[RankPlace], tasks_per_node: int) -> None:
+    """Rank order as the mapping says: ``core`` fills a host with ``tasks_per_node`` ranks
+    before the next, ``node`` deals neighbouring ranks to different hosts (when more than one
+    is used), ``socket`` alternates sockets where the ranks use more than one."""
     if len(places) < 2:
         return
     a, b = places[0], places[1]
     several_hosts = len({p.host for p in places}) > 1
     if mapping == 'node' and several_hosts and a.host == b.host:
         raise _wrong('mapping "node"', f'ranks 0 and 1 both run on {a.host}', places)
-    if mapping == 'core' and several_hosts and a.host != b.host:
-        raise _wrong('mapping "core"', f'ranks 0 and 1 run on {a.host} and {b.host}', places)
+    if mapping == 'core':
+        for prev, this in zip(places, places[1:]):
+            if this.rank % tasks_per_node and this.host != prev.host:
+                raise _wrong('mapping "core"', f'ranks {prev.rank} and {this.rank} run on '
+                             f'{prev.host} and {this.host}, {tasks_per_node} ranks fill a '
+                             'host first', places)
     if mapping == 'socket' and a.host == b.host and len(a.sockets) == 1 \
             and a.sockets == b.sockets and len(set().union(*(p.sockets for p in places))) > 1:
         raise _wrong('mapping "socket"', f'ranks 0 and 1 share socket {min(a.sockets)}',

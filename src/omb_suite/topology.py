@@ -3,15 +3,17 @@
 The one reader of a ReFrame partition's topology (its ``processor``, ``devices`` and
 ``extras``); it takes the partition object as it is and imports nothing from ReFrame.
 
-Node count: ``extras: {num_nodes: N}`` where the configuration says it. Without it, a
-partition whose scheduler is ``local`` is this one host (1 node); any other scheduler is
-assumed to offer 2 nodes, the fewest that run the inter-node placements, so a new system
-runs its inter-node checks before anyone counts its nodes (set ``num_nodes`` to the real
-count for larger scales).
+Node count: a partition whose tests are steps of one allocation (launcher ``srunalloc``) has
+the nodes of the allocation ReFrame runs in (``$SLURM_JOB_NUM_NODES``). Otherwise
+``extras: {num_nodes: N}`` where the configuration says it; without it, a partition whose
+scheduler is ``local`` is this one host (1 node), and any other scheduler is assumed to offer
+2 nodes, the fewest that run the inter-node placements, so a new system runs its inter-node
+checks before anyone counts its nodes (set ``num_nodes`` to the real count for larger scales).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,6 +47,8 @@ def of_partition(part: Any) -> Topology:
     cpus = proc.num_cpus or 2
     per_socket = (proc.num_cpus_per_socket or cpus // sockets) // per_core
     nodes = part.extras.get('num_nodes', default_nodes(part.scheduler.registered_name))
+    if part.launcher_type.registered_name == 'srunalloc':
+        nodes = os.environ.get('SLURM_JOB_NUM_NODES', nodes)
     gpus = sum(d.num_devices for d in part.select_devices('gpu'))
     return Topology(int(nodes), sockets, max(per_socket, 1), gpus)
 

@@ -37,6 +37,24 @@ system = {
             },
         },
         {
+            # The whole run as ONE Slurm job: start ReFrame inside an allocation
+            #   salloc -N 64 --exclusive -p cpu reframe ... --system generic-slurm:alloc -r
+            # (or OMB_ALLOC="salloc ..." scripts/cluster-ci.sh generic-slurm:alloc); every
+            # test is a job step (srun with its tasks and nodes), one at a time.
+            'name': 'alloc',
+            'descr': 'CPU nodes of the allocation ReFrame runs in, one step per test',
+            'scheduler': 'local',
+            'launcher': 'srunalloc',
+            'max_jobs': 1,
+            'time_limit': '10m',
+            'processor': _PROCESSOR,
+            'features': ['cpu'],
+            'extras': {
+                'num_nodes': 64,          # outside an allocation; inside, its -N
+                'srun_mpi': {'openmpi': 'pmix', 'mpich': 'pmi2', 'mvapich': 'pmi2'},
+            },
+        },
+        {
             'name': 'cpu-mpirun',
             'descr': 'CPU nodes, ranks started by the MPI library\'s mpirun',
             'scheduler': 'slurm',

@@ -172,7 +172,7 @@ class OsuCollectiveBase(OsuRunBase):
     def check_placement(self, places):
         placement.verify_ranks(places, nodes=self.num_nodes,
                                oversubscribed=self.oversubscribe > 1)
-        placement.verify_mapping(self.mapping, places)
+        placement.verify_mapping(self.mapping, places, self.num_tasks_per_node)
 
     @sanity_function
     def validate(self):
