@@ -13,7 +13,6 @@ import re
 import pytest
 from rfm_helpers import run_reframe, two_family_registry
 
-
 #: The verdict files that hold these classes, and the collectives' exploration.
 CHECKS = ('osu_pt2pt.py', 'osu_multipair.py', 'osu_collectives.py',
           'explore/osu_collectives.py')

@@ -11,6 +11,7 @@ a wrong placement fails with what was asked and what was seen.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -247,7 +248,7 @@ def verify_mapping(mapping: str, places: list[RankPlace], tasks_per_node: int) -
     if mapping == 'node' and several_hosts and a.host == b.host:
         raise _wrong('mapping "node"', f'ranks 0 and 1 both run on {a.host}', places)
     if mapping == 'core':
-        for prev, this in zip(places, places[1:]):
+        for prev, this in itertools.pairwise(places):
             if this.rank % tasks_per_node and this.host != prev.host:
                 raise _wrong('mapping "core"', f'ranks {prev.rank} and {this.rank} run on '
                              f'{prev.host} and {this.host}, {tasks_per_node} ranks fill a '
