@@ -35,6 +35,18 @@ def references_dir() -> Path:
     return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
 
 
+def launch_options(test: rfm.RegressionTest, table, name: str) -> list[str]:
+    """srun's ``--mpi`` plugin plus the options of ``table`` (``placement.placement_options``
+    or ``mapping_options``) for the test's partition and MPI; a step of an allocation
+    (``srunalloc``) also names its node count, as a batch job would."""
+    part = test.current_partition
+    launcher = part.launcher_type.registered_name
+    family = test.current_environ.extras.get('mpi_family')
+    nodes = [f'--nodes={test.num_nodes}'] if launcher == 'srunalloc' else []
+    return [*nodes, *placement.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
+            *table(name, launcher, family, part.extras.get('placement_options'))]
+
+
 class OsuRunBase(rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
     placement, references). Runs in environments with an MPI and OSU (``+mpi +osu``)."""
@@ -167,15 +179,8 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         return []
 
     def place_with(self, table, name: str) -> list[str]:
-        """srun's ``--mpi`` plugin plus the options of ``table`` (placement or mapping); a step
-        of an allocation (``srunalloc``) also names its node count, as a batch job would."""
-        part = self.current_partition
-        launcher = part.launcher_type.registered_name
-        nodes = [f'--nodes={self.num_nodes}'] if launcher == 'srunalloc' else []
-        return [*nodes,
-                *placement.srun_mpi_options(launcher, self.mpi_family,
-                                            part.extras.get('srun_mpi')),
-                *table(name, launcher, self.mpi_family, part.extras.get('placement_options'))]
+        """Launcher options of a placement or mapping (see :func:`launch_options`)."""
+        return launch_options(self, table, name)
 
     def wrapper_options(self) -> list[str]:
         """Options of the per-rank wrapper before the OSU program (``--gpu`` for GPUs)."""

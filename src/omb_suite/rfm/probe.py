@@ -16,6 +16,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from reframe.core.exceptions import SanityError
 
 from omb_suite import placement, probe
+from omb_suite.rfm.base import launch_options
 from omb_suite.rfm.pt2pt import PlacedPair
 
 
@@ -59,13 +60,8 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
 
     @run_before('run')
     def place_ranks(self):
-        part = self.current_partition
-        launcher = part.launcher_type.registered_name
-        family = self.current_environ.extras.get('mpi_family')
-        self.job.launcher.options = [
-            *placement.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
-            *placement.placement_options(self.placement, launcher, family,
-                                         part.extras.get('placement_options'))]
+        self.job.launcher.options = launch_options(self, placement.placement_options,
+                                                   self.placement)
 
     @sanity_function
     def placement_holds(self):

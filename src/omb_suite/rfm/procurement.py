@@ -130,7 +130,7 @@ class OsuProcurementBase(DeviceBuffers, OsuPt2PtBase):
         return float(table.value(METRIC[self.benchmark], self.size()))
 
     def _worst(self) -> float:
-        values = [self._run_value(d) for d in (self.runs or [''])] if self.on_device else [
+        values = [self._run_value(d) for d in self.runs] if self.on_device else [
             float(self.osu_table.value(METRIC[self.benchmark], self.size()))]
         return max(values) if self.benchmark == 'osu_latency' else min(values)
 
