@@ -17,6 +17,8 @@ from .siteconfig import ConfigError, default_config, link_peaks
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
+EXIT_NOTHING_JUDGED = 3  # every series insufficient: the gate could say nothing
+_EXAMPLES = 3  # series named per reason a series was not judged
 
 
 def _when(text: str) -> datetime:
@@ -121,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", type=Path, default=Path("omb-review-check.json"),
                      help="where to write the verdicts (default ./omb-review-check.json)")
     chk.add_argument("--show", type=int, default=50, help="regressions printed (50)")
+    chk.add_argument("--allow-empty", action="store_true",
+                     help=f"exit 0 when no series could be judged (a site's first runs); "
+                     f"otherwise that exits {EXIT_NOTHING_JUDGED}")
     base = sub.add_parser("baseline", help="derive ReFrame reference values (YAML)",
                           description="Reference values per series from a stable window.")
     _common(base)
@@ -145,12 +150,15 @@ def _load(args) -> Dataset:
             raise ValueError(f"no records for --system {','.join(args.system)}; "
                              f"systems present: {', '.join(present) or 'none'}")
     if ds.frame.height == 0:
+        why = f"; {len(ds.problems)} lines could not be read, e.g. {ds.problems[0]}" if (
+            ds.problems) else "; is it a ReFrame perflog directory?"
         raise ValueError(f"{args.perflog_dir}: no performance records found"
-                         f"{' for ' + ','.join(args.system) if args.system else ''}; "
-                         "is it a ReFrame perflog directory?")
+                         f"{' for ' + ','.join(args.system) if args.system else ''}{why}")
     if ds.problems:
         print(f"omb-review: {len(ds.problems)} input lines could not be read, e.g.\n  "
               + "\n  ".join(map(str, ds.problems[:5])), file=sys.stderr)
+    for note in ds.notes:
+        print(f"omb-review: {note}", file=sys.stderr)
     return ds
 
 
@@ -172,21 +180,46 @@ def _line(r: gate.SeriesResult) -> str:
             f"first bad run {bad.get('time')} job {bad.get('jobid')} tag {bad.get('session_tag')}")
 
 
+def _not_judged(results: list[gate.SeriesResult]) -> list[str]:
+    """Why series were not judged: one line per reason, with a few of them named."""
+    by_reason: dict[str, list[str]] = {}
+    for r in results:
+        if r.verdict.status == "insufficient":
+            by_reason.setdefault(r.verdict.reason, []).append(r.series)
+    lines = []
+    for reason, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        more = f" and {len(names) - _EXAMPLES} more" if len(names) > _EXAMPLES else ""
+        lines.append(f"NOT JUDGED {len(names)} series, {reason}: "
+                     + "; ".join(names[:_EXAMPLES]) + more)
+    return lines
+
+
 def cmd_check(args) -> int:
     ds = _load(args)
     results = _judge(args, ds)
     bad = [r for r in results if r.verdict.status == "regression"]
     for r in bad[: args.show]:
         print(_line(r))
+    for line in _not_judged(results):
+        print(line)
     counts = {s: sum(r.verdict.status == s for r in results)
               for s in ("regression", "improvement", "ok", "insufficient")}
     print(f"{len(results)} series: " + ", ".join(f"{n} {s}" for s, n in counts.items())
           + f"; {len(ds.problems)} unreadable lines; verdicts in {args.json}")
     args.json.write_text(json.dumps({
-        "counts": counts, "problems": [p.__dict__ for p in ds.problems],
+        "counts": counts, "problems": [p.__dict__ for p in ds.problems], "notes": ds.notes,
         "series": [r.to_json() for r in results],
     }, indent=1, default=str))
-    return EXIT_REGRESSION if bad else 0
+    if bad:
+        return EXIT_REGRESSION
+    if counts["insufficient"] == len(results):
+        print(f"omb-review check: no series judged ({len(results)} series, none with a "
+              "baseline and latest runs to compare): this is not a pass"
+              + ("; --allow-empty: exit 0" if args.allow_empty else
+                 f"; exit {EXIT_NOTHING_JUDGED} (--allow-empty for a site's first runs)"),
+              file=sys.stderr)
+        return 0 if args.allow_empty else EXIT_NOTHING_JUDGED
+    return 0
 
 
 def _split(args, frame: pl.DataFrame):
