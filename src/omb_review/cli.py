@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import gate
+from . import gate, importer
 from .detect import Settings
 from .ingest import Dataset, load
 from .siteconfig import ConfigError, default_config, link_peaks
@@ -137,7 +137,27 @@ def _parser() -> argparse.ArgumentParser:
     base.add_argument("--floor", type=float, default=0.05, help="tightest bound (0.05)")
     base.add_argument("--generous", type=float, default=0.5,
                       help="bound on the good side (0.5)")
+    imp = sub.add_parser("import-osu", help="raw OSU output files -> perflog records (history)",
+                         description=importer.__doc__.split("\n\n")[0])
+    imp.add_argument("osu_dir", type=Path, metavar="OSU_DIR",
+                     help="directory of OSU output files (any depth, several runs per file)")
+    imp.add_argument("--map", type=Path, required=True, dest="mapping", metavar="MAPPING",
+                     help="YAML rules: path pattern -> system, partition, environ, MPI, "
+                     "placement, date (docs/review.md#importing-raw-osu-outputs)")
+    imp.add_argument("-o", "--out", type=Path, required=True,
+                     help="perflog directory to write to (e.g. perflogs/; files "
+                     "<system>/<partition>/imported-<Check>-<id>.log are replaced)")
+    imp.add_argument("--sizes", type=_sizes, metavar="N,N,...",
+                     help="message sizes to import (default: all; the checks report "
+                     "1,8,1024,65536,1048576,4194304 unless told otherwise)")
     return parser
+
+
+def _sizes(text: str) -> set[int]:
+    try:
+        return {int(s) for s in text.split(",") if s.strip()}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give sizes in bytes, e.g. 1,8,1024") from None
 
 
 def _load(args) -> Dataset:
@@ -298,9 +318,29 @@ def cmd_baseline(args) -> int:
     return 0
 
 
+def cmd_import(args) -> int:
+    if not args.osu_dir.is_dir():
+        raise FileNotFoundError(f"{args.osu_dir}: not a directory of OSU outputs")
+    rules = importer.load_rules(args.mapping)
+    result = importer.import_dir(args.osu_dir, rules, args.sizes, args.out)
+    written = importer.write(result)
+    records = sum(map(len, result.files.values()))
+    print(f"imported {result.tables} tables ({records} records) into {len(written)} files "
+          f"under {args.out}; {len(result.refused)} outputs refused, {len(result.skipped)} "
+          f"with no figure to import, {len(result.unmatched)} files matched no rule")
+    for line in result.refused:
+        print(f"REFUSED {line}")
+    for line in result.skipped:
+        print(f"SKIPPED {line}")
+    for rel in result.unmatched:
+        print(f"NO RULE {rel}")
+    return 0 if result.tables else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline}[args.command]
+    command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline,
+               "import-osu": cmd_import}[args.command]
     try:
         return command(args)
     except (FileNotFoundError, ValueError) as err:
