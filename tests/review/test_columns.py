@@ -30,7 +30,8 @@ def _load(tree: Path):
 
 def _new_format(old: str, when: str) -> str:
     """The same records as the new perflog format writes them (constructed): the four
-    columns after `algorithm`, `algorithm` null, a later completion time."""
+    columns after `algorithm`, `algorithm` null, a later completion time, and one-sided's
+    `variant` parameter renamed `case` in the display name."""
     header, *rows = old.splitlines()
     cols = header.split("|")
     at = cols.index("algorithm") + 1
@@ -41,6 +42,7 @@ def _new_format(old: str, when: str) -> str:
         for pattern, groups in KNOBS:
             if match := re.match(pattern, fields[at - 1]):
                 values.update({c: match[g] for c, g in groups.items()})
+        fields = [f.replace("%variant=", "%case=") for f in fields]
         fields[0], fields[at - 1] = when, "null"
         out.append("|".join([*fields[:at], *values.values(), *fields[at:]]))
     return "\n".join(out) + "\n"
