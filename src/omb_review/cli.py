@@ -285,7 +285,8 @@ def cmd_report(args) -> int:
         "Latency maps (algorithm x processes)": plots.heatmaps(frame, args.size, figdir, n),
         "Hockney model": hockney_figs,
     }
-    notes = [f"Before/after split at {split.when:%Y-%m-%d %H:%M} UTC ({split.caption})."]
+    notes = [f"Before/after split at {split.when:%Y-%m-%d %H:%M} UTC ({split.caption}).",
+             *ds.notes]
     report.write(args.out / "report.html", ds, results, sections, fits, notes)
     print(f"wrote {args.out / 'report.html'} and {sum(map(len, sections.values()))} figures")
     return 0

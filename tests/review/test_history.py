@@ -110,6 +110,9 @@ def test_unplaceable_records_stay_apart_and_are_named_constructed(tmp_path):
     assert any("have no column placement (nor window_size, processes, rma_window, rma_sync) "
                "and match 2 series (placement=intra_socket | placement=inter_node)" in n
                for n in ds.notes), ds.notes
+    out = tmp_path / "report"
+    assert main(["report", str(tree), "-o", str(out), "--no-cache", "--max-figures", "1"]) == 0
+    assert "kept as a series of their own" in (out / "report.html").read_text()
 
 
 def test_nothing_judged_is_not_a_pass(tmp_path, capsys):
