@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
+import pytest
 from conftest import DATA
 
 from omb_review.cli import EXIT_NOTHING_JUDGED, main
@@ -127,3 +128,24 @@ def test_nothing_judged_is_not_a_pass(tmp_path, capsys):
     assert main(["check", str(tree), "--no-cache", "--json", str(out), "--allow-empty"]) == 0
     reasons = {v["reason"] for v in json.loads(out.read_text())["series"]}
     assert reasons == {"no baseline window: every run is in the latest window"}
+
+
+def test_common_reframe3_formats_constructed(tmp_path):
+    """ReFrame 3's documented default and CSCS's production format (`num_tasks=N` before the
+    variable), one line each, written here after those formats; a line of neither is named."""
+    log = tmp_path / "daint" / "gpu" / "OsuLatency.log"
+    log.parent.mkdir(parents=True)
+    log.write_text(
+        "2021-03-04T10:00:00+01:00|reframe 3.5.0|OsuLatency on daint:gpu using PrgEnv-gnu|"
+        "jobid=123|num_tasks=2|latency=1.23|ref=1.1 (l=-0.1, u=0.1)|us\n"
+        "2021-03-05T10:00:00+01:00|reframe 3.5.0|OsuLatency on daint:gpu using PrgEnv-gnu|"
+        "jobid=124|latency=1.25|ref=1.1 (l=None, u=None)|us\n"
+        "2021-03-06T10:00:00+01:00|reframe 3.5.0|OsuLatency|jobid=125|latency=1.3|us\n"
+    )
+    ds = _load(tmp_path)
+    first, second = ds.frame.sort("time").iter_rows(named=True)
+    assert first["num_tasks"] == 2
+    assert (first["lower"], first["upper"]) == pytest.approx((0.99, 1.21))
+    assert (second["num_tasks"], second["value"], second["environ"]) == (None, 1.25, "PrgEnv-gnu")
+    (problem,) = ds.problems
+    assert problem.line == 3 and "not a ReFrame 3 perflog line" in problem.reason
