@@ -25,8 +25,9 @@ def join_unknown(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     records that could not be placed."""
     notes: list[str] = []
     for unknown in _unknown_sets(frame):
-        frame, more = _resolve(frame, unknown)
-        notes += more
+        if _fuller(frame, unknown):
+            frame, more = _resolve(frame, unknown)
+            notes += more
     return frame, notes
 
 
@@ -35,17 +36,23 @@ def _unknown_sets(frame: pl.DataFrame) -> list[str]:
     return sorted(values, key=lambda u: (len(u.split(",")), u))
 
 
+def _fuller(frame: pl.DataFrame, unknown: str) -> list[str | None]:
+    """Unknown sets (None: all known) of records that could take these in: strict subsets.
+    Cheap (distinct values only), so a tree of one header costs no join at all."""
+    cols = set(unknown.split(","))
+    values = frame["unknown"].cast(pl.String).unique().to_list()
+    return [u for u in values if u is None or set(u.split(",")) < cols]
+
+
 def _resolve(frame: pl.DataFrame, unknown: str) -> tuple[pl.DataFrame, list[str]]:
     cols = unknown.split(",")
     known = [k for k in SERIES_KEYS if k not in cols]
     is_part = (pl.col("unknown").cast(pl.String) == unknown).fill_null(False)
     part, rest = frame.filter(is_part), frame.filter(~is_part)
-    smaller = [u for u in _unknown_sets(rest) if set(u.split(",")) < set(cols)]
+    smaller = [u for u in _fuller(rest, unknown) if u is not None]
     targets = rest.filter(
         pl.col("unknown").is_null() | pl.col("unknown").cast(pl.String).is_in(smaller)
     ).select(*SERIES_KEYS, "name", "unknown").unique()
-    if targets.height == 0:
-        return frame, []
     groups = part.select(*known, "name").unique()
     cand = groups.join(
         targets.rename({"name": "target_name", "unknown": "target_unknown"}),
