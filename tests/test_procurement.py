@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from functools import partial
 
 import pytest
@@ -16,8 +18,8 @@ from rfm_helpers import (
 )
 from testdata import DATA
 
-from omb_suite import procurement
-from omb_suite.procurement import main
+from omb_review import procurement
+from omb_review.procurement import main
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py',))
 
@@ -41,8 +43,8 @@ def test_table_from_real_local_perflog(capsys):
 
 
 def _gpu_record(case: str, bench: str, nodes: int, var: str, value: float, unit: str,
-                time: str = '2026-11-20T10:00:00+00:00') -> str:
-    name = f'OsuProcurement %benchmark={bench} %case={case}'
+                time: str = '2026-11-20T10:00:00+00:00', param: str = 'case') -> str:
+    name = f'OsuProcurement %benchmark={bench} %{param}={case}'
     fields = [time, 'pass', 'example-gpu', 'gpu', 'ompi-cuda', name, name, '7', "['g1']",
               str(nodes), '2', str(2 // nodes), bench, 'intra_socket', 'null', 'null', 'D D',
               'openmpi', '5.0.5', '7.4', 'null', 'null', 'null', 'g1:cpu0/s0/n0/gpu0', 'null',
@@ -50,19 +52,20 @@ def _gpu_record(case: str, bench: str, nodes: int, var: str, value: float, unit:
     return '|'.join(fields)
 
 
-def test_worst_gpu_pair_is_the_figure_synthetic(tmp_path, capsys):
+@pytest.mark.parametrize('param', ['case', 'scenario'])
+def test_worst_gpu_pair_is_the_figure_synthetic(tmp_path, capsys, param):
     """Synthetic GPU perflog (no GPU here): pair 0,1 and 2 nodes take the procurement text's
-    example values; pairs 0,2 and 0,3 are made up so that 0,3 is the slowest."""
+    example values; pairs 0,2 and 0,3 are made up so that 0,3 is the slowest. The check's
+    parameter was renamed from `case` to `scenario`: the table does not depend on it."""
     log = tmp_path / 'example-gpu' / 'gpu' / 'OsuProcurement.log'
     log.parent.mkdir(parents=True)
-    rows = [_gpu_record('gpu_intra_node', 'osu_bibw', 1, f'gpus{d}_bandwidth_67108864', v,
-                        'MB/s') for d, v in (('0,1', 176667.35), ('0,2', 120000.0),
-                                             ('0,3', 95000.5))]
-    rows.append(_gpu_record('gpu_intra_node', 'osu_bibw', 1, 'bandwidth_67108864', 95000.5,
-                            'MB/s'))
-    rows.append(_gpu_record('gpu_inter_node', 'osu_latency', 2, 'gpus0_latency_1', 2.43, 'us'))
-    rows.append(_gpu_record('gpu_inter_node', 'osu_latency', 2, 'gpus0_latency_1', 9.9, 'us',
-                            time='2026-11-19T10:00:00+00:00'))  # an older run: replaced
+    record = partial(_gpu_record, param=param)
+    rows = [record('gpu_intra_node', 'osu_bibw', 1, f'gpus{d}_bandwidth_67108864', v,
+                   'MB/s') for d, v in (('0,1', 176667.35), ('0,2', 120000.0), ('0,3', 95000.5))]
+    rows.append(record('gpu_intra_node', 'osu_bibw', 1, 'bandwidth_67108864', 95000.5, 'MB/s'))
+    rows.append(record('gpu_inter_node', 'osu_latency', 2, 'gpus0_latency_1', 2.43, 'us'))
+    rows.append(record('gpu_inter_node', 'osu_latency', 2, 'gpus0_latency_1', 9.9, 'us',
+                       time='2026-11-19T10:00:00+00:00'))  # an older run: replaced
     log.write_text('\n'.join([HEADER, *rows]) + '\n')
     assert main([str(tmp_path)]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -73,6 +76,17 @@ def test_worst_gpu_pair_is_the_figure_synthetic(tmp_path, capsys):
     inter = [x for x in out if '`osu_latency`' in x]
     assert inter == ['| example-gpu:gpu | ompi-cuda | gpu | inter-node | 2 | 1 | 0 | '
                      '`osu_latency` | 1 | 2.43 | us | worst |']
+
+
+def test_shared_library_does_not_import_the_review_tool():
+    """omb_suite is what the checks import on compute nodes; the review tool (polars, scipy,
+    matplotlib) stays out of it."""
+    code = ('import importlib, pkgutil, sys, omb_suite\n'
+            'for m in pkgutil.walk_packages(omb_suite.__path__, "omb_suite."):\n'
+            '    importlib.import_module(m.name)\n'
+            'print(sorted(n for n in sys.modules if n.startswith("omb_review")))')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == '[]'
 
 
 def test_missing_perflogs_say_what_to_run(tmp_path, capsys):

@@ -26,6 +26,9 @@ from .series import SERIES_KEYS, grouped, label, worse_when
 
 PT2PT_INDEX = ["$partition", "$environ", "benchmark", "placement"]
 COLLECTIVE_EXTRA = ["algorithm", "num_tasks", "mapping"]
+#: Knobs that split a test's measurements (osu_mbw_mr window, osu_latency_mp processes,
+#: one-sided window creation and synchronisation): indexed when the test logs them.
+KNOBS = ["window_size", "processes", "rma_window", "rma_sync"]
 
 
 @dataclass
@@ -83,8 +86,10 @@ def index_for(test: str, frame: pl.DataFrame, known: dict[str, list[str]]) -> li
     """The ``$index`` of a test class: from an existing reference file, else by its kind."""
     if test in known:
         return known[test]
-    has_alg = frame.filter(pl.col("test") == test)["algorithm"].drop_nulls().len() > 0
-    return PT2PT_INDEX + (COLLECTIVE_EXTRA if has_alg else [])
+    rows = frame.filter(pl.col("test") == test)
+    has_alg = rows["algorithm"].drop_nulls().len() > 0
+    knobs = [k for k in KNOBS if rows[k].drop_nulls().len() > 0]
+    return PT2PT_INDEX + (COLLECTIVE_EXTRA if has_alg else []) + knobs
 
 
 def _key(index_entry: str, row: dict):

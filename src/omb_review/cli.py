@@ -10,13 +10,15 @@ from pathlib import Path
 
 import polars as pl
 
-from . import gate
+from . import gate, importer
 from .detect import Settings
 from .ingest import Dataset, load
 from .siteconfig import ConfigError, default_config, link_peaks
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
+EXIT_NOTHING_JUDGED = 3  # every series insufficient: the gate could say nothing
+_EXAMPLES = 3  # series named per reason a series was not judged
 
 
 def _when(text: str) -> datetime:
@@ -121,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--json", type=Path, default=Path("omb-review-check.json"),
                      help="where to write the verdicts (default ./omb-review-check.json)")
     chk.add_argument("--show", type=int, default=50, help="regressions printed (50)")
+    chk.add_argument("--allow-empty", action="store_true",
+                     help=f"exit 0 when no series could be judged (a site's first runs); "
+                     f"otherwise that exits {EXIT_NOTHING_JUDGED}")
     base = sub.add_parser("baseline", help="derive ReFrame reference values (YAML)",
                           description="Reference values per series from a stable window.")
     _common(base)
@@ -132,7 +137,27 @@ def _parser() -> argparse.ArgumentParser:
     base.add_argument("--floor", type=float, default=0.05, help="tightest bound (0.05)")
     base.add_argument("--generous", type=float, default=0.5,
                       help="bound on the good side (0.5)")
+    imp = sub.add_parser("import-osu", help="raw OSU output files -> perflog records (history)",
+                         description=importer.__doc__.split("\n\n")[0])
+    imp.add_argument("osu_dir", type=Path, metavar="OSU_DIR",
+                     help="directory of OSU output files (any depth, several runs per file)")
+    imp.add_argument("--map", type=Path, required=True, dest="mapping", metavar="MAPPING",
+                     help="YAML rules: path pattern -> system, partition, environ, MPI, "
+                     "placement, date (docs/review.md#importing-raw-osu-outputs)")
+    imp.add_argument("-o", "--out", type=Path, required=True,
+                     help="perflog directory to write to (e.g. perflogs/; files "
+                     "<system>/<partition>/imported-<Check>-<id>.log are replaced)")
+    imp.add_argument("--sizes", type=_sizes, metavar="N,N,...",
+                     help="message sizes to import (default: all; the checks report "
+                     "1,8,1024,65536,1048576,4194304 unless told otherwise)")
     return parser
+
+
+def _sizes(text: str) -> set[int]:
+    try:
+        return {int(s) for s in text.split(",") if s.strip()}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give sizes in bytes, e.g. 1,8,1024") from None
 
 
 def _load(args) -> Dataset:
@@ -145,12 +170,15 @@ def _load(args) -> Dataset:
             raise ValueError(f"no records for --system {','.join(args.system)}; "
                              f"systems present: {', '.join(present) or 'none'}")
     if ds.frame.height == 0:
+        why = f"; {len(ds.problems)} lines could not be read, e.g. {ds.problems[0]}" if (
+            ds.problems) else "; is it a ReFrame perflog directory?"
         raise ValueError(f"{args.perflog_dir}: no performance records found"
-                         f"{' for ' + ','.join(args.system) if args.system else ''}; "
-                         "is it a ReFrame perflog directory?")
+                         f"{' for ' + ','.join(args.system) if args.system else ''}{why}")
     if ds.problems:
         print(f"omb-review: {len(ds.problems)} input lines could not be read, e.g.\n  "
               + "\n  ".join(map(str, ds.problems[:5])), file=sys.stderr)
+    for note in ds.notes:
+        print(f"omb-review: {note}", file=sys.stderr)
     return ds
 
 
@@ -172,21 +200,46 @@ def _line(r: gate.SeriesResult) -> str:
             f"first bad run {bad.get('time')} job {bad.get('jobid')} tag {bad.get('session_tag')}")
 
 
+def _not_judged(results: list[gate.SeriesResult]) -> list[str]:
+    """Why series were not judged: one line per reason, with a few of them named."""
+    by_reason: dict[str, list[str]] = {}
+    for r in results:
+        if r.verdict.status == "insufficient":
+            by_reason.setdefault(r.verdict.reason, []).append(r.series)
+    lines = []
+    for reason, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        more = f" and {len(names) - _EXAMPLES} more" if len(names) > _EXAMPLES else ""
+        lines.append(f"NOT JUDGED {len(names)} series, {reason}: "
+                     + "; ".join(names[:_EXAMPLES]) + more)
+    return lines
+
+
 def cmd_check(args) -> int:
     ds = _load(args)
     results = _judge(args, ds)
     bad = [r for r in results if r.verdict.status == "regression"]
     for r in bad[: args.show]:
         print(_line(r))
+    for line in _not_judged(results):
+        print(line)
     counts = {s: sum(r.verdict.status == s for r in results)
               for s in ("regression", "improvement", "ok", "insufficient")}
     print(f"{len(results)} series: " + ", ".join(f"{n} {s}" for s, n in counts.items())
           + f"; {len(ds.problems)} unreadable lines; verdicts in {args.json}")
     args.json.write_text(json.dumps({
-        "counts": counts, "problems": [p.__dict__ for p in ds.problems],
+        "counts": counts, "problems": [p.__dict__ for p in ds.problems], "notes": ds.notes,
         "series": [r.to_json() for r in results],
     }, indent=1, default=str))
-    return EXIT_REGRESSION if bad else 0
+    if bad:
+        return EXIT_REGRESSION
+    if counts["insufficient"] == len(results):
+        print(f"omb-review check: no series judged ({len(results)} series, none with a "
+              "baseline and latest runs to compare): this is not a pass"
+              + ("; --allow-empty: exit 0" if args.allow_empty else
+                 f"; exit {EXIT_NOTHING_JUDGED} (--allow-empty for a site's first runs)"),
+              file=sys.stderr)
+        return 0 if args.allow_empty else EXIT_NOTHING_JUDGED
+    return 0
 
 
 def _split(args, frame: pl.DataFrame):
@@ -232,7 +285,8 @@ def cmd_report(args) -> int:
         "Latency maps (algorithm x processes)": plots.heatmaps(frame, args.size, figdir, n),
         "Hockney model": hockney_figs,
     }
-    notes = [f"Before/after split at {split.when:%Y-%m-%d %H:%M} UTC ({split.caption})."]
+    notes = [f"Before/after split at {split.when:%Y-%m-%d %H:%M} UTC ({split.caption}).",
+             *ds.notes]
     report.write(args.out / "report.html", ds, results, sections, fits, notes)
     print(f"wrote {args.out / 'report.html'} and {sum(map(len, sections.values()))} figures")
     return 0
@@ -265,9 +319,29 @@ def cmd_baseline(args) -> int:
     return 0
 
 
+def cmd_import(args) -> int:
+    if not args.osu_dir.is_dir():
+        raise FileNotFoundError(f"{args.osu_dir}: not a directory of OSU outputs")
+    rules = importer.load_rules(args.mapping)
+    result = importer.import_dir(args.osu_dir, rules, args.sizes, args.out)
+    written = importer.write(result)
+    records = sum(map(len, result.files.values()))
+    print(f"imported {result.tables} tables ({records} records) into {len(written)} files "
+          f"under {args.out}; {len(result.refused)} outputs refused, {len(result.skipped)} "
+          f"with no figure to import, {len(result.unmatched)} files matched no rule")
+    for line in result.refused:
+        print(f"REFUSED {line}")
+    for line in result.skipped:
+        print(f"SKIPPED {line}")
+    for rel in result.unmatched:
+        print(f"NO RULE {rel}")
+    return 0 if result.tables else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline}[args.command]
+    command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline,
+               "import-osu": cmd_import}[args.command]
     try:
         return command(args)
     except (FileNotFoundError, ValueError) as err:

@@ -109,10 +109,19 @@ class Verdict:
     latest_median: float = float("nan")
     first_bad: int | None = None  # index into the series
     q_value: float | None = None  # Benjamini-Hochberg adjusted p, with --fdr
+    reason: str = ""  # why a series is insufficient
 
     @property
     def confidence(self) -> float:
         return 1.0 - (self.p_value if self.q_value is None else self.q_value)
+
+
+def _too_few(n_base: int, n_latest: int, s: Settings) -> str:
+    if n_latest == 0:
+        return "no run in the latest window"
+    if n_base == 0:
+        return "no baseline window: every run is in the latest window"
+    return f"too few baseline runs ({n_base}, the gate needs {s.min_baseline})"
 
 
 def _min_p(n1: int, n2: int) -> float:
@@ -127,7 +136,8 @@ def compare(
     ``sigma``: the series' run-to-run noise, used when there are too few runs for the U test)."""
     b, lat = sign * base, sign * latest
     if len(b) < s.min_baseline or len(lat) == 0:
-        return Verdict("insufficient", n_baseline=len(b), n_latest=len(lat))
+        return Verdict("insufficient", n_baseline=len(b), n_latest=len(lat),
+                       reason=_too_few(len(b), len(lat), s))
     mb, ml = float(np.median(b)), float(np.median(lat))
     change = (ml - mb) / abs(mb) if mb else 0.0
     verdict = Verdict("ok", change, 1.0, "", len(b), len(lat), sign * mb, sign * ml)

@@ -114,6 +114,8 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
     ok = np.nonzero(~np.isnan(run.values))[0]
     result = SeriesResult(name, run.keys, unit, thr, Verdict("insufficient"))
     if not len(ok) or sign == 0:
+        result.verdict.reason = (f"unit {unit!r}: not known whether higher or lower is worse"
+                                 if len(ok) else "no value: every run failed")
         return result
     times, values = run.times[ok], run.values[ok]
     cps = change_points(hampel(sign * values), s)

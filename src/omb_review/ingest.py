@@ -6,7 +6,8 @@ reports (``reports/*.json`` below the root, or given) and results databases (``r
 the root, or given).  The cache keeps each file's normalised rows keyed by path, size and
 modification time, so a second run only parses files that changed.  Records are keyed by
 (system, partition, environ, test name, job id, variable, time): reading the same record twice
-(from a copy, a report and the database) keeps it once.
+(from a copy, a report and the database) keeps it once. Records from older headers that lack
+some series columns join their series (``drift``).
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
+from .drift import join_unknown
 from .normalise import COLUMNS, empty, normalise
 from .perflog import Problem, read_perflog
 from .sources import read_report, read_results_db
 
-CACHE_VERSION = f"2/polars-{pl.__version__}"  # record hashes are stable within a version
+CACHE_VERSION = f"3/polars-{pl.__version__}"  # record hashes are stable within a version
 ROTATED = re.compile(r"\.log(\.h\d+)?$")
 RUN_KEY = ("system", "partition", "environ", "name", "jobid")
 RECORD_KEY = (*RUN_KEY, "perf_var", "time")
@@ -38,6 +40,7 @@ class Dataset:
 
     frame: pl.DataFrame
     problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # records that could not join their series
     files: int = 0
     parsed: int = 0  # files parsed in this run (the others came from the cache)
 
@@ -169,8 +172,9 @@ def load(
         entries[src.label] = {"stamp": _stamp(src.path), "problems": [p.__dict__ for p in found]}
     frames = [f for f in frames if f.height]
     if not frames:
-        return Dataset(empty(), problems, len(sources), len(todo))
+        return Dataset(empty(), problems, [], len(sources), len(todo))
     frame = pl.concat(frames, how="vertical_relaxed")
     if cache and (todo or len(entries) != len(cache.manifest)):
         cache.save(frame, entries)
-    return Dataset(_dedupe(frame).select(COLUMNS), problems, len(sources), len(todo))
+    frame, notes = join_unknown(_dedupe(frame).select(COLUMNS))
+    return Dataset(frame, problems, notes, len(sources), len(todo))

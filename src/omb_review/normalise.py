@@ -4,7 +4,14 @@
 - completion times become UTC (zone-aware stamps converted, naive ones read in ``naive_tz``);
 - relative thresholds become absolute bounds (ReFrame logs fractions unless the reference is 0);
 - rows whose time or value cannot be read are returned as problems, not dropped silently;
-- failures keep their row with a null value.
+- failures keep their row with a null value;
+- records written before the perflog had columns for them carry the osu_mbw_mr window,
+  osu_latency_mp's processes and the one-sided window/synchronisation in ``algorithm``
+  (``window=64``, ``processes=2``, ``allocate/flush``): they are moved to their own columns
+  and ``algorithm`` (collective algorithms only) is left null, so old and new records of
+  one measurement are one series;
+- ``unknown`` lists the series columns the source did not have (an older perflog header, a
+  ReFrame 3 line): unknown, not null (``series.join_unknown`` resolves them).
 """
 
 from __future__ import annotations
@@ -15,11 +22,12 @@ from .perflog import Problem
 
 STRING_COLUMNS = (
     "result", "system", "partition", "environ", "name", "jobid", "job_nodelist", "benchmark",
-    "placement", "mapping", "algorithm", "buffers", "mpi_family", "mpi_version", "osu_version",
+    "placement", "mapping", "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family",
+    "mpi_version", "osu_version",
     "osu_spec", "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence",
     "session_tag", "perf_var", "perf_unit", "perf_result",
 )
-INT_COLUMNS = ("num_nodes", "num_tasks", "num_tasks_per_node")
+INT_COLUMNS = ("num_nodes", "num_tasks", "num_tasks_per_node", "window_size", "processes")
 NUMBER_COLUMNS = ("perf_value", "perf_ref", "perf_lower_thres", "perf_upper_thres")
 RAW_COLUMNS = (
     *STRING_COLUMNS, *INT_COLUMNS, *NUMBER_COLUMNS,
@@ -29,17 +37,32 @@ NULL_WORDS = ("None", "null", "")
 #: Columns of the normalised frame, in order.
 COLUMNS = (
     "time", "result", "system", "partition", "environ", "test", "name", "jobid", "job_nodelist",
-    *INT_COLUMNS, "benchmark", "placement", "mapping", "algorithm", "buffers", "mpi_family",
+    "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement", "mapping",
+    "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers", "mpi_family",
     "mpi_version", "osu_version", "osu_spec", "mpi_spec", "spack_lock", "placement_observed",
     "algorithm_evidence", "session_tag", "perf_var", "value", "unit", "ref", "lower", "upper",
-    "perf_result", "source", "line",
+    "perf_result", "unknown", "source", "line",
 )
 #: Columns stored as categoricals (few distinct values): smaller cache, faster group-by.
 CATEGORICAL = (
     "result", "system", "partition", "environ", "test", "benchmark", "placement", "mapping",
-    "algorithm", "buffers", "mpi_family", "mpi_version", "osu_version", "osu_spec", "mpi_spec",
-    "spack_lock", "session_tag", "perf_var", "unit", "perf_result", "source", "job_nodelist",
-    "name", "placement_observed", "algorithm_evidence",
+    "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family", "mpi_version", "osu_version",
+    "osu_spec", "mpi_spec", "spack_lock", "session_tag", "perf_var", "unit", "perf_result",
+    "source", "job_nodelist", "name", "placement_observed", "algorithm_evidence", "unknown",
+)
+#: Columns that identify a series (series.SERIES_KEYS without the ones every source has).
+IDENTITY_COLUMNS = (
+    "num_nodes", "num_tasks", "mpi_family", "mpi_version", "buffers", "benchmark", "placement",
+    "algorithm", "window_size", "processes", "rma_window", "rma_sync", "mapping",
+)
+#: What ``algorithm`` held before the perflog had these columns: pattern, {column: group}.
+OLD_ALGORITHM = (
+    (r"^window=(\d+)$", {"window_size": 1}),
+    (r"^processes=(\d+)$", {"processes": 1}),
+    (
+        r"^(create|allocate|dynamic)/(lock|flush|flush_local|lock_all|pscw|fence)$",
+        {"rma_window": 1, "rma_sync": 2},
+    ),
 )
 
 
@@ -58,6 +81,30 @@ def _with_all_columns(raw: pl.DataFrame) -> pl.DataFrame:
         pl.col("job_completion_time_unix").cast(pl.Int64, strict=False),
         pl.col("line").cast(pl.Int32),
     )
+
+
+def _migrate_algorithm(frame: pl.DataFrame) -> pl.DataFrame:
+    """Move what old records logged in ``algorithm`` to its own column (see module doc)."""
+    alg = pl.col("algorithm")
+    moved = pl.lit(False)
+    for pattern, columns in OLD_ALGORITHM:
+        hit = alg.str.contains(pattern).fill_null(False)
+        frame = frame.with_columns(
+            pl.when(hit & pl.col(c).is_null()).then(alg.str.extract(pattern, g))
+            .otherwise(pl.col(c)).alias(c)
+            for c, g in columns.items()
+        )
+        moved = moved | hit
+    return frame.with_columns(pl.when(moved).then(None).otherwise(alg).alias("algorithm"))
+
+
+def _unknown(missing: list[str]) -> pl.Expr:
+    """Comma-separated series columns the source lacked and no migration filled, or null."""
+    if not missing:
+        return pl.lit(None, pl.String)
+    names = [pl.when(pl.col(c).is_null()).then(pl.lit(c)) for c in missing]
+    joined = pl.concat_str(names, separator=",", ignore_nulls=True)
+    return pl.when(joined == "").then(None).otherwise(joined)
 
 
 def _time(naive_tz: str) -> pl.Expr:
@@ -94,7 +141,11 @@ def normalise(raw: pl.DataFrame, naive_tz: str = "UTC") -> tuple[pl.DataFrame, l
     """Typed, UTC, absolute-threshold rows plus the rows that could not be read."""
     if raw.width == 0:
         return empty(), []
-    frame = _with_all_columns(raw).with_columns(had_value=pl.col("perf_value").is_not_null())
+    missing = [c for c in IDENTITY_COLUMNS if c not in raw.columns]
+    frame = _migrate_algorithm(_with_all_columns(raw))
+    frame = frame.with_columns(
+        unknown=_unknown(missing), had_value=pl.col("perf_value").is_not_null()
+    )
     frame = frame.with_columns(
         time=_time(naive_tz),
         **{c: pl.col(c).cast(pl.Float64, strict=False) for c in NUMBER_COLUMNS},

@@ -1,38 +1,34 @@
 """Read one ReFrame perflog file (any header, one-line or multiline records) into raw rows.
 
-Every file carries its own header (ReFrame rotates a file to ``<Test>.log.hN`` when the header
-changes), so each file is parsed with the column names of its first line.  Values are written
-unquoted by ReFrame and may in principle contain the delimiter, so every line's field count is
-checked against the header; lines that do not match are reported as problems, never guessed at.
-Parsing is done by polars (reading lines and splitting on the delimiter); there is no hand-written
-CSV parser.
+Every ReFrame 4 file carries its own header (ReFrame rotates a file to ``<Test>.log.hN`` when
+the header changes), so each file is parsed with the column names of its first line, split on
+``|`` or, for ReFrame 4.0-4.2's default format, ``,`` (whose thresholds are ``<var>_lower``
+and ``<var>_upper``, whose test name is ``display_name``).  Values are written unquoted by
+ReFrame and may in principle contain the delimiter, so every line's field count is checked
+against the header; lines that do not match are reported as problems, never guessed at.
+Parsing is done by polars (reading lines and splitting on the delimiter); there is no
+hand-written CSV parser.  Files without a header (ReFrame 3) are read line by line (``rfm3``).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-DELIM = "|"
-#: Fields that ReFrame's ``format_perfvars`` expands per variable in one-line records.
-PERF_FIELDS = ("value", "unit", "ref", "lower_thres", "upper_thres")
+from . import rfm3
+from .problem import Problem
+
+__all__ = ["Problem", "read_perflog"]
+
+#: Fields that ReFrame's ``format_perfvars`` expands per variable in one-line records, with
+#: the header suffixes that name them (ReFrame 4.0/4.1's default used ``_lower``/``_upper``).
+PERF_FIELDS = {
+    "value": ("value",), "unit": ("unit",), "ref": ("ref",),
+    "lower_thres": ("lower_thres", "lower"), "upper_thres": ("upper_thres", "upper"),
+}
 _ONELINE_VALUE = re.compile(r"^(?P<var>.+)_value$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A line of input that could not be used, and why."""
-
-    source: str
-    line: int
-    reason: str
-    text: str
-
-    def __str__(self) -> str:
-        return f"{self.source}:{self.line}: {self.reason}: {self.text[:120]!r}"
 
 
 def _read_lines(path: Path) -> pl.DataFrame:
@@ -49,23 +45,42 @@ def _read_lines(path: Path) -> pl.DataFrame:
     return frame.with_row_index("line", offset=1).with_columns(pl.col("line").cast(pl.Int32))
 
 
-def _perfvar_groups(header: list[str]) -> tuple[list[str], list[str]]:
-    """Split a one-line header into (common columns, performance variable names)."""
-    names = [m["var"] for col in header if (m := _ONELINE_VALUE.match(col))]
-    owned = {f"{var}_{f}" for var in names for f in PERF_FIELDS}
-    return [c for c in header if c not in owned], names
+def _perfvar_columns(header: list[str], var: str) -> dict[str, str]:
+    """perf field -> header column of one variable of a one-line header."""
+    found = {}
+    for field, suffixes in PERF_FIELDS.items():
+        column = next((f"{var}_{s}" for s in suffixes if f"{var}_{s}" in header), None)
+        if column is not None:
+            found[field] = column
+    return found
 
 
 def _unpivot_oneline(frame: pl.DataFrame, header: list[str]) -> pl.DataFrame:
     """Turn one-line records (all variables on one line) into one row per variable."""
-    common, names = _perfvar_groups(header)
+    names = [m["var"] for col in header if (m := _ONELINE_VALUE.match(col))]
+    columns = {var: _perfvar_columns(header, var) for var in names}
+    owned = {c for cols in columns.values() for c in cols.values()}
+    common = [c for c in header if c not in owned]
     parts = []
-    for var in names:
-        cols = {f"perf_{f}": pl.col(f"{var}_{f}") for f in PERF_FIELDS if f"{var}_{f}" in header}
-        parts.append(frame.select("line", *common, perf_var=pl.lit(var), **cols))
+    for var, cols in columns.items():
+        perf = {f"perf_{f}": pl.col(c) for f, c in cols.items()}
+        parts.append(frame.select("line", *common, perf_var=pl.lit(var), **perf))
     if not parts:
         return frame.select("line", *common)
     return pl.concat(parts, how="diagonal_relaxed")
+
+
+def _read_rfm3(lines: pl.DataFrame, label: str, header: bool) -> tuple[pl.DataFrame, list]:
+    records, problems = [], []
+    for number, raw in lines.slice(1 if header else 0).iter_rows():
+        if raw.strip():
+            found, bad = rfm3.parse(raw, label, number)
+            records += found
+            problems += bad
+    frame = pl.DataFrame(records, infer_schema_length=None) if records else pl.DataFrame()
+    if frame.height:
+        frame = frame.with_columns(pl.col("line").cast(pl.Int32), source=pl.lit(label))
+    return frame, problems
 
 
 def read_perflog(path: Path, label: str) -> tuple[pl.DataFrame, list[Problem]]:
@@ -73,10 +88,14 @@ def read_perflog(path: Path, label: str) -> tuple[pl.DataFrame, list[Problem]]:
     lines = _read_lines(path)
     if lines.height == 0:
         return pl.DataFrame(), [Problem(label, 1, "empty file (no header)", "")]
-    header = lines["raw"][0].split(DELIM)
+    first = lines["raw"][0]
+    if rfm3.is_record(first) or rfm3.is_header(first):
+        return _read_rfm3(lines.select("line", "raw"), label, header=rfm3.is_header(first))
+    delim = "|" if "|" in first else ","
+    header = first.split(delim)
     if len(set(header)) != len(header):
-        return pl.DataFrame(), [Problem(label, 1, "header repeats a column name", lines["raw"][0])]
-    nfields = lines["raw"].str.count_matches(DELIM, literal=True) + 1
+        return pl.DataFrame(), [Problem(label, 1, "header repeats a column name", first)]
+    nfields = lines["raw"].str.count_matches(delim, literal=True) + 1
     bad = lines.with_columns(n=nfields).slice(1).filter(pl.col("n") != len(header))
     problems = [
         Problem(label, ln, f"{n} fields, header has {len(header)}", raw)
@@ -84,10 +103,13 @@ def read_perflog(path: Path, label: str) -> tuple[pl.DataFrame, list[Problem]]:
     ]
     # polars keeps one row per line (blank and ragged lines included), so row i is line i + 2
     table = pl.read_csv(
-        path, separator=DELIM, quote_char=None, infer_schema=False, truncate_ragged_lines=True
+        path, separator=delim, quote_char=None, infer_schema=False, truncate_ragged_lines=True
     ).with_row_index("line", offset=2)
     table = table.filter((nfields.slice(1) == len(header)).fill_null(False))
     table = table.with_columns(pl.col("line").cast(pl.Int32))
+    if "name" not in header and "display_name" in header:  # ReFrame 4.0-4.2
+        table = table.rename({"display_name": "name"})
+        header = ["name" if c == "display_name" else c for c in header]
     if "perf_var" not in header:
         table = _unpivot_oneline(table, header)
     return table.with_columns(source=pl.lit(label)), problems

@@ -21,7 +21,8 @@ from .perflog import Problem
 ATTRS = (
     "result", "system", "partition", "environ", "name", "display_name", "jobid",
     "job_nodelist", "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement",
-    "mapping", "algorithm", "buffers", "mpi_family", "mpi_version", "osu_version", "osu_spec",
+    "mapping", "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers",
+    "mpi_family", "mpi_version", "osu_version", "osu_spec",
     "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence", "session_tag",
 )
 

@@ -48,3 +48,20 @@ def test_baseline_reuses_index_of_existing_reference_file(multiline, cache, tmp_
 def test_baseline_unknown_system_is_a_clear_error(multiline, cache, capsys):
     assert main(["baseline", str(multiline), "--system", "nope", "--cache-dir", str(cache)]) == 2
     assert "--system" in capsys.readouterr().err
+
+
+def test_baseline_indexes_the_knob_that_splits_a_test(tmp_path):
+    """Real multi-pair, multi-process and one-sided runs from before these had perflog
+    columns (data/oldcolumns): the window size, the forked processes and the one-sided
+    window/synchronisation are index entries (check attributes ReFrame resolves), so the
+    two windows of OsuMbwMr get a reference each instead of sharing one."""
+    out = tmp_path / "local.yaml"
+    data = Path(__file__).parent / "data" / "oldcolumns"
+    assert main(["baseline", str(data), "--system", "local", "-o", str(out),
+                 "--no-cache"]) == 0
+    text = out.read_text()
+    assert "shares a reference" not in text
+    refs = yaml.safe_load(text)
+    assert refs["OsuMbwMr"]["$index"][-1] == "window_size"
+    assert refs["OsuLatencyMp"]["$index"][-1] == "processes"
+    assert refs["OsuOneSided"]["$index"][-2:] == ["rma_window", "rma_sync"]

@@ -12,8 +12,8 @@ from omb_review.detect import Settings
 
 KEYS = {"system": "sim", "partition": "cpu", "environ": "gnu-ompi", "mpi_family": "openmpi",
         "mpi_version": "4.1.4", "buffers": "H H", "test": "OSULatency", "benchmark": "osu_latency",
-        "placement": "inter_node", "algorithm": None, "mapping": None, "num_nodes": 2,
-        "num_tasks": 2}
+        "placement": "inter_node", "algorithm": None, "window_size": None, "processes": None,
+        "rma_window": None, "rma_sync": None, "mapping": None, "num_nodes": 2, "num_tasks": 2}
 
 
 def _run(values: np.ndarray, unit: str = "us", var: str = "latency_8") -> gate.Run:

@@ -18,12 +18,11 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_review.perflog import read_perflog
+from .perflog import read_perflog
 
 TEST = 'OsuProcurement'
 _PAIR_VAR = re.compile(r'^gpus(?P<devices>[\d,]+)_(?P<metric>bandwidth|latency)_(?P<size>\d+)$')
 _FIGURE_VAR = re.compile(r'^(?P<metric>bandwidth|latency)_(?P<size>\d+)$')
-_CASE = re.compile(r'%case=(\S+)')
 COLUMNS = ('system', 'environ', 'device', 'scope', 'nodes', 'tasks/node', 'visible devices',
            'executable', 'msg_size', 'result', 'unit', 'figure')
 
@@ -85,8 +84,9 @@ def latest_runs(records: pl.DataFrame) -> pl.DataFrame:
 
 def to_row(rec: dict) -> Row | None:
     """A table row from one record: a GPU pair, or the figure of a CPU case."""
-    case = _CASE.search(rec['name'] or '')
-    device = 'gpu' if case and case[1].startswith('gpu') else 'cpu'
+    # GPU cases run with device buffers (the check's ``buffers`` column), whatever the
+    # display name calls the case
+    device = 'gpu' if 'D' in (rec['buffers'] or '').split() else 'cpu'
     match = _PAIR_VAR.match(rec['perf_var']) if device == 'gpu' else _FIGURE_VAR.match(
         rec['perf_var'])
     if match is None:

@@ -1,0 +1,170 @@
+"""What the lines of an OSU output look like, release by release (OMB 5.6 to 7.5.x).
+
+The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sources of 5.6,
+5.9, 7.0, 7.4 and 7.5); the differences between releases that matter here:
+
+- 7.0 prints no datatype line; 7.1 and 7.2 print `# Datatype: MPI_CHAR.` AFTER the column
+  header of point-to-point tables, 7.3 and later BEFORE it;
+- 5.x to 7.2 label point-to-point latency "Latency (us)", 7.3+ "Avg Latency(us)";
+- 5.x to 7.2 point-to-point tables start at size 0; 7.3+ never print size 0;
+- accelerator builds add `-CUDA`, `-ROCM`, `-OPENACC` to the title and a buffer line
+  (`# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)`, one-sided: `# Rank 0 Memory
+  on ...`) before the header.
+
+Older releases (4.x and earlier) and releases after 7.5.x are refused by version, so that a
+layout nobody checked is never read as if it were a known one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: OSU releases whose layouts are known: from 5.6 up to (not including) 7.6.
+SUPPORTED = ((5, 6), (7, 6))
+SUPPORTED_TEXT = "5.6 to 7.5.x"
+
+TITLE_RE = re.compile(
+    r"^#\s*(?P<title>OSU MPI\S*.*?\bTest)"
+    r"(?:\s+v(?P<version>\S+)|\s+\(Version\s+(?P<old_version>[^)]+)\))?\s*$"
+)
+#: A title whose '#' was lost (copied from a web page or edited): refused, with the line.
+BARE_TITLE_RE = re.compile(r"^OSU MPI\S*.*?\bTest(?:\s+v\S+)?\s*$")
+ACCEL_RE = re.compile(r"-(CUDA MANAGED|CUDA|OPENACC|ROCM|MANAGED)\b")
+
+# Ordered: the first pattern matching the lower-case title (accelerator removed) wins.
+KINDS = (
+    (r"^osu mpi_", "one_sided"),
+    (r"\binit test$", "init"),
+    (r"\bhello world test$", "hello"),
+    (r"multiple bandwidth / message rate", "mbw_mr"),
+    (r"\bmulti latency", "multi_lat"),
+    (r"multi-threaded latency", "latency_mt"),
+    (r"multi-process latency", "latency_mp"),
+    (r"non-blocking", "nonblocking"),
+    (r"bi-directional bandwidth", "bibw"),
+    (r"\bbandwidth\b", "bandwidth"),
+    (r"^osu mpi latency (persistent )?test$", "latency"),
+    (r"latency test$", "collective"),
+)
+#: Kinds where OSU 7's "Avg Latency(us)" is the plain point-to-point latency.
+P2P_LATENCY_KINDS = {"latency", "multi_lat", "latency_mt", "latency_mp", "one_sided"}
+
+LABELS = tuple(
+    (re.compile(pattern), name, unit)
+    for pattern, name, unit in (
+        (r"Size", "size", "bytes"),
+        (r"Avg Latency\(us\)", "avg_latency", "us"),
+        (r"Min Latency\(us\)", "min_latency", "us"),
+        (r"Max Latency\(us\)", "max_latency", "us"),
+        (r"Latency \(us\)", "latency", "us"),
+        (r"Iterations", "iterations", ""),
+        (r"Bandwidth \(MB/s\)", "bandwidth", "MB/s"),
+        (r"MB/s", "bandwidth", "MB/s"),
+        (r"Messages/s", "msg_rate", "messages/s"),
+        (r"Overall\(us\)", "overall", "us"),
+        (r"Compute\(us\)", "compute", "us"),
+        (r"Coll\. Init\(us\)", "coll_init", "us"),
+        (r"MPI_Test\(us\)", "mpi_test", "us"),
+        (r"MPI_Wait\(us\)", "mpi_wait", "us"),
+        (r"Pure Comm\.\(us\)", "pure_comm", "us"),
+        (r"Min Comm\.\(us\)", "min_comm", "us"),
+        (r"Max Comm\.\(us\)", "max_comm", "us"),
+        (r"Overlap\(%\)", "overlap", "%"),
+        (r"Validation", "validation", ""),
+        (r"P(\d+) Tail Lat\(us\)", "p{}", "us"),
+        (r"P(\d+) Tail BW\(MB/s\)", "p{}", "MB/s"),
+        (r"Transmit Size", "transmit_size", "bytes"),
+    )
+)
+INT_COLUMNS = {"size", "iterations", "transmit_size"}
+NUMBER_RE = re.compile(r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?")
+# A data row starts with the size (%d) or, in size-less tables, a time (%.2f); other lines,
+# such as Open MPI's "1. this process did not call init", are launcher messages.
+ROW_START_RE = {True: re.compile(r"\d+"), False: re.compile(r"\d+\.\d+")}
+
+KEY_VALUE_RE = re.compile(r"^#\s*([A-Za-z][\w .]*?)\s*:\s*(.*?)\s*$")
+BRACKETS_RE = re.compile(r"\[\s*([^:\]]+?)\s*:\s*([^\]]*?)\s*\]")
+BUFFERS_RE = re.compile(
+    r"^#\s*(?:Send Buffer|Rank 0 Memory) on (.+?) and (?:Receive Buffer|Rank 1 Memory) on (.+?)\s*$"
+)
+DATATYPE_RE = re.compile(r"^#\s*Datatype\s*:")
+NBC_FORMULA = "# Overall = Coll. Init + Compute + MPI_Test + MPI_Wait"
+META_RENAMES = {
+    "number_of_sender_threads": "sender_threads",
+    "number_of_receiver_threads": "receiver_threads",
+    "number_of_forked_processes_in_sender": "sender_processes",
+    "number_of_forked_processes_in_receiver": "receiver_processes",
+}
+INIT_RE = re.compile(
+    r"^nprocs:\s*(\d+),\s*min:\s*(\S+)\s*ms,\s*max:\s*(\S+)\s*ms,\s*avg:\s*(\S+)\s*ms\s*$"
+)
+HELLO_RE = re.compile(r"^This is a test with (\d+) processes\s*$")
+
+# Lines that say why a run failed. Fatal ones fail the parse even after a complete table
+# (the job was killed or aborted); hints are only quoted when something else is wrong.
+FATAL_RE = re.compile(
+    r"This test requires|Abort\(\d+\)|Fatal error in|unexpectedly disconnected|CANCELLED"
+    r"|^srun: error:|\bKilled\b|Segmentation fault|BAD TERMINATION|MPI_ABORT was invoked"
+    r"|\] Error: '|\] (?:MPI |function |CUDA |ROCM )?call .*failed with|\] Failed with message"
+    r"|^Invalid option|not enough slots|was unable to (?:find|launch)"
+    r"|error while loading shared libraries|command not found|Process received signal"
+)
+HINT_RE = re.compile(r"DATA VALIDATION ERROR|Limiting max message size|exiting improperly")
+
+
+@dataclass(frozen=True)
+class Cause:
+    """A line of the output that says why the run failed (1-based line number)."""
+
+    number: int
+    text: str
+    fatal: bool  # the job was killed or aborted: the parse fails even after a full table
+
+    def __str__(self) -> str:
+        return f"the output says: {self.text!r} (line {self.number})"
+
+
+def is_command(line: str) -> bool:
+    """A recorded command line (`$ mpirun ...`), never part of the output itself."""
+    return line.startswith("$ ")
+
+
+def first_cause(lines: list[str], first: int = 1) -> Cause | None:
+    """The first fatal line, else the first hint; `first` numbers the first line."""
+    for pattern, fatal in ((FATAL_RE, True), (HINT_RE, False)):
+        for number, line in enumerate(lines, first):
+            if not is_command(line) and pattern.search(line):
+                return Cause(number, line.strip(), fatal=fatal)
+    return None
+
+
+def version_problem(version: str | None) -> str | None:
+    """Why a release's output is not read, or None when its layout is known."""
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version or "")[:3])
+    if not numbers:
+        return f"the title has no version (OSU before 5.6?); supported: OSU {SUPPORTED_TEXT}"
+    if numbers < SUPPORTED[0]:
+        return f"OSU {version} is not supported (supported: OSU {SUPPORTED_TEXT})"
+    if numbers >= SUPPORTED[1]:
+        return (f"OSU {version} is newer than the layouts this parser knows (OSU "
+                f"{SUPPORTED_TEXT}): check its output format and add it to omb_suite.parsing")
+    return None
+
+
+def kind_of(title: str) -> str | None:
+    """The table kind of a title (see the package docstring), None if unknown."""
+    plain = ACCEL_RE.sub("", title).lower()
+    return next((kind for pattern, kind in KINDS if re.search(pattern, plain)), None)
+
+
+def snake(text: str) -> str:
+    return re.sub(r"\W+", "_", text.strip().lower()).strip("_")
+
+
+def match_label(text: str, pos: int) -> tuple[str, str, int] | None:
+    """(column name, unit, end position) of the column label at `pos`, None if unknown."""
+    for pattern, name, unit in LABELS:
+        if match := pattern.match(text, pos):
+            return name.format(*match.groups()), unit, match.end()
+    return None

@@ -1,0 +1,129 @@
+"""omb-review import-osu: raw OSU output files become records of the same history."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from conftest import DATA, REPO
+
+from omb_review.cli import EXIT_USAGE, main
+from omb_review.ingest import load
+from omb_review.series import grouped
+
+OSU = REPO / "tests" / "data" / "osu"  # real OSU 7.4 runs on the development VM
+WORLD = REPO / "tests" / "data" / "osu-world"
+HAND_RUNS = {  # a site's hand runs, filed by day (the days are made up, the outputs real)
+    "2026-11-01": "ompi_osu_latency_default.txt",
+    "2026-11-02": "ompi_osu_latency_m0-8.txt",
+    "2026-11-03": "cap_ompi_osu_latency_c_m1-1024.txt",
+    "2026-11-04": "cap_ompi_osu_latency_z_m1-1024.txt",
+}
+MAPPING = r"""
+rules:
+  - path: '(?P<date>\d{4}-\d\d-\d\d)/(?P<benchmark>osu_\w+)\.txt'
+    date_format: '%Y-%m-%d'
+    system: local
+    partition: default
+    environ: spack-openmpi
+    mpi_family: openmpi
+    placement: intra_socket
+"""
+
+
+def _mapping(tmp_path: Path, text: str = MAPPING) -> Path:
+    path = tmp_path / "mapping.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def hand_runs(tmp_path: Path) -> Path:
+    root = tmp_path / "hand"
+    for day, name in HAND_RUNS.items():
+        (root / day).mkdir(parents=True)
+        shutil.copy(OSU / name, root / day / "osu_latency.txt")
+    return root
+
+
+def test_hand_runs_become_the_baseline_of_the_suites_series(tmp_path, hand_runs, capsys):
+    """Imported next to real perflogs of this suite's OsuPt2Pt (data/ours): the hand runs
+    join the spack-openmpi series (the columns they lack are unknown, not different) and
+    are the baseline the suite's latest session is judged against."""
+    tree = Path(shutil.copytree(DATA / "ours", tmp_path / "perflogs"))
+    assert main(["import-osu", str(hand_runs), "--map", str(_mapping(tmp_path)),
+                 "-o", str(tree)]) == 0
+    assert "imported 4 tables" in capsys.readouterr().out
+    ds = load(tree, use_cache=False)
+    runs = grouped(ds.frame.filter(pl.col("test") == "OsuPt2Pt")).with_columns(
+        n=pl.col("value").list.len())
+    latency_8 = runs.filter((pl.col("perf_var") == "latency_8")
+                            & (pl.col("environ") == "spack-openmpi"))
+    assert latency_8.height == 1 and latency_8["n"][0] == 11 + 4  # 11 sessions + 4 hand runs
+    assert latency_8["buffers"][0] == "H H" and latency_8["num_tasks"][0] == 2
+    out = tmp_path / "gate.json"
+    main(["check", str(tree), "--no-cache", "--json", str(out), "--baseline",
+          "2026-11-01..2026-11-05", "--since", "2026-11-22T08:16:00"])
+    verdicts = {v["series"]: v for v in json.loads(out.read_text())["series"]}
+    judged = [v for name, v in verdicts.items()
+              if "spack-openmpi" in name and name.endswith("OsuPt2Pt.latency_8 [us]")]
+    assert [v["n_baseline"] for v in judged] == [4]
+
+
+def test_several_runs_per_file_and_what_the_output_says(tmp_path, capsys):
+    """A wrapper log of 22 benchmarks (OSU 5.8): one-sided window/sync, mbw_mr window and
+    pairs, forked processes and startup task counts come from the outputs themselves."""
+    src = tmp_path / "logs"
+    src.mkdir()
+    shutil.copy(WORLD / "metrics-operator-experiments" / "run1_size-4.log", src / "run1.log")
+    mapping = _mapping(tmp_path, "rules:\n  - path: 'run1\\.log'\n    date: 2023-04-01\n"
+                       "    system: gke\n    partition: n1\n")
+    assert main(["import-osu", str(src), "--map", str(mapping), "-o", str(tmp_path / "out"),
+                 "--sizes", "1,8"]) == 0
+    out = capsys.readouterr().out
+    assert "imported 21 tables" in out
+    assert "SKIPPED run1.log:454: OSU MPI Hello World Test: the suite logs no figure of " \
+           "osu_hello" in out
+    frame = load(tmp_path / "out", use_cache=False).frame
+    tests = set(frame["test"].cast(pl.String))
+    assert {"OsuOneSided", "OsuMbwMr", "OsuLatencyMp", "OsuStartup", "OsuCollective",
+            "OsuNonBlockingCollective", "OsuPt2Pt", "OsuMultiLat"} <= tests
+    cas = frame.filter(pl.col("benchmark") == "osu_cas_latency").row(0, named=True)
+    assert (cas["rma_window"], cas["rma_sync"]) == ("allocate", "flush")
+    mbw = frame.filter(pl.col("benchmark") == "osu_mbw_mr").row(0, named=True)
+    assert (mbw["window_size"], mbw["num_tasks"]) == (64, 4)
+    sizes = set(frame.filter(pl.col("test") == "OsuPt2Pt")["perf_var"].cast(pl.String))
+    assert sizes == {"latency_1", "latency_8", "min_latency", "bandwidth_1", "bandwidth_8",
+                     "peak_bandwidth"}
+
+
+def test_refused_outputs_and_unmatched_files_are_listed(tmp_path, capsys):
+    src = tmp_path / "old"
+    src.mkdir()
+    for name in ("osu_20151019_comet-21-01-18_lines1-54.out", "comet-01-19-36_lines1-30.out"):
+        shutil.copy(WORLD / "latency-test-comet" / name, src / name)
+    (src / "notes.md").write_text("hand-run notes\n")
+    mapping = _mapping(tmp_path, "rules:\n  - path: '.*\\.out'\n    date: file\n"
+                       "    system: comet\n    partition: compute\n")
+    assert main(["import-osu", str(src), "--map", str(mapping), "-o", str(tmp_path / "o")]) == 1
+    out = capsys.readouterr().out
+    assert out.count("OSU 4.4.1 is not supported") == 4
+    assert "NO RULE notes.md" in out
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("rules: []", "no 'rules:' list"),
+    ("rules:\n  - path: '('\n    date: file\n    system: a\n    partition: b\n",
+     "'path' must be a regular expression"),
+    ("rules:\n  - path: 'x'\n    system: a\n    partition: b\n", "give 'date: file'"),
+    ("rules:\n  - path: 'x'\n    date: file\n    system: a\n", "say which partition"),
+    ("rules:\n  - path: 'x'\n    date: file\n    system: a\n    partition: b\n    host: c\n",
+     "unknown keys ['host']"),
+])
+def test_mapping_errors_say_what_to_change(tmp_path, hand_runs, capsys, text, message):
+    code = main(["import-osu", str(hand_runs), "--map", str(_mapping(tmp_path, text)),
+                 "-o", str(tmp_path / "o")])
+    assert code == EXIT_USAGE and message in capsys.readouterr().err

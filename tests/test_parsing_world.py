@@ -1,0 +1,121 @@
+"""The OSU parser on outputs written elsewhere (tests/data/osu-world, see its README.md):
+every file parses or is refused with the cause `expected.yaml` names. Files made here from
+real ones carry `constructed` in their names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from omb_suite.parsing import OsuParseError, expected_sizes, split_outputs
+
+WORLD = Path(__file__).parent / "data" / "osu-world"
+EXPECTED = yaml.safe_load((WORLD / "expected.yaml").read_text())
+
+
+def outcomes(name: str) -> tuple[list, list[str]]:
+    """Parsed tables and refusal messages of every output in one corpus file."""
+    tables, refused = [], []
+    for output in split_outputs((WORLD / name).read_text()):
+        try:
+            tables.append(output.parse())
+        except OsuParseError as err:
+            refused.append(str(err))
+    return tables, refused
+
+
+def test_every_corpus_file_has_an_expected_outcome():
+    files = {
+        str(p.relative_to(WORLD))
+        for p in WORLD.rglob("*")
+        if p.is_file() and p.suffix not in (".md", ".yaml")
+    }
+    assert files == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_corpus_file_parses_or_is_refused_with_its_cause(name):
+    tables, refused = outcomes(name)
+    assert len(tables) == EXPECTED[name]["parsed"]
+    want = EXPECTED[name].get("refused", [])
+    assert len(refused) == len(want), refused
+    for message, piece in zip(refused, want, strict=True):
+        assert piece in message
+
+
+def test_osu72_datatype_after_the_header_is_metadata_not_a_second_table():
+    (table,), _ = outcomes("aks-infiniband-install/test_README_lines85-110.txt")
+    assert (table.version, table.columns) == ("7.2", ("size", "latency"))
+    assert table.meta["datatype"] == "MPI_CHAR"
+    assert table.sizes() == expected_sizes(1, 1 << 22)
+    (gpu,), _ = outcomes("github-threads/EESSI-software-layer-pr716_osu_bw_cuda_v7.2.txt")
+    assert (gpu.meta["accel"], gpu.meta["datatype"], gpu.meta["send_buffer"]) == (
+        "CUDA", "MPI_CHAR", "DEVICE (D)")
+
+
+def test_osu72_second_datatype_is_refused_constructed():
+    _, (message,) = outcomes("constructed/constructed_v7.2_latency_T_all_second_datatype.txt")
+    assert "a second table starts at line 8 ('# Datatype: MPI_INT.'" in message
+
+
+def test_osu70_layout_without_datatype_constructed():
+    (table,), _ = outcomes("constructed/constructed_v7.0_latency_no_datatype.txt")
+    assert table.version == "7.0" and "datatype" not in table.meta
+    assert table.sizes() == expected_sizes(0, 1 << 22, zero_row=True)
+
+
+def test_osu5_gpu_buffer_lines():
+    (device,), _ = outcomes("abci2.0benchmark/pt2pt_inter_anode_job01.sh.7249071.gpu.latency")
+    assert (device.kind, device.meta["send_buffer"]) == ("multi_lat", "DEVICE (D)")
+    (mixed,), _ = outcomes("constructed/constructed_v5.7_multi_lat_host_to_device.txt")
+    assert (mixed.meta["send_buffer"], mixed.meta["recv_buffer"]) == ("HOST (H)", "DEVICE (D)")
+
+
+def test_reframe3_job_outputs_hold_complete_tables():
+    latency = [
+        table
+        for name in EXPECTED
+        if name.startswith("stackhpc-hpc-tests/") and name.endswith("_Osu_latency.out")
+        for table in outcomes(name)[0]
+    ]
+    assert [t.version for t in latency] == ["5.6.2", "5.6.3"]
+    assert all(t.sizes() == expected_sizes(0, 1 << 22, zero_row=True) for t in latency)
+
+
+def test_wrapper_log_is_split_into_every_benchmark():
+    tables, refused = outcomes("metrics-operator-experiments/run1_size-4.log")
+    assert not refused and len(tables) == 22
+    kinds = {t.kind for t in tables}
+    assert {"one_sided", "nonblocking", "collective", "init", "hello", "mbw_mr"} <= kinds
+    ibarrier = next(t for t in tables if t.title == "OSU MPI Non-blocking Barrier Latency Test")
+    # OSU 5.x prints this header without '#'
+    assert ibarrier.columns == ("overall", "compute", "pure_comm", "overlap")
+
+
+def test_refusal_in_a_concatenation_names_lines_of_the_whole_file_constructed():
+    name = "constructed/constructed_v5.6.2_concatenation_with_failed_run.txt"
+    tables, (message,) = outcomes(name)
+    assert [t.title for t in tables] == ["OSU MPI Bandwidth Test"]
+    assert "'This test requires exactly two processes' (line 27)" in message
+
+
+def test_wrapper_and_launcher_lines_around_a_table_constructed():
+    (stamped,), _ = outcomes("constructed/constructed_v5.6.2_wrapper_timestamps.txt")
+    assert stamped.meta["comments"] == "### Ending timestamp: 2020-08-19T16:35:02+01:00"
+    (table,), _ = outcomes("constructed/constructed_v5.6.2_launcher_lines_around_table.txt")
+    assert table.sizes() == expected_sizes(1, 1 << 22)
+    assert "comments" not in table.meta  # the binding report and warning are no metadata
+
+
+def test_table_cut_before_a_trailer_is_refused_constructed():
+    _, (message,) = outcomes("constructed/constructed_v5.6.2_cut_mid_row_then_trailer.txt")
+    assert "garbled data row at line 20: 1 fields for 2 columns" in message
+
+
+def test_releases_outside_the_supported_range_say_so():
+    _, refused = outcomes("latency-test-comet/osu_20151019_comet-21-01-18_lines1-54.out")
+    assert refused[0].startswith("OSU MPI Latency Test (line 2): OSU 4.4.1 is not supported")
+    _, (newer,) = outcomes("constructed/constructed_v7.6_latency_title.txt")
+    assert "OSU 7.6 is newer than the layouts this parser knows" in newer
