@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from rfm_helpers import osu_root
-from testdata import DATA
+from testdata import DATA, REPO
 
 from omb_suite import binaries, catalogue
 
@@ -86,3 +86,19 @@ def test_unknown_program_and_datatype_say_where_to_add_them():
     with pytest.raises(ValueError, match="'mpi_double' is not an OSU -T datatype"):
         catalogue.datatype_size('mpi_double')
     assert catalogue.datatype_size('') == 1 and catalogue.datatype_size('MPI_INT') == 4
+
+
+def test_every_program_names_the_check_that_runs_it():
+    assert catalogue.check_of('osu_latency') == 'OsuPt2Pt'
+    assert catalogue.check_of('osu_latency_mt') == 'OsuPt2PtMore'
+    assert catalogue.check_of('osu_allreduce') == 'OsuCollective'
+    assert catalogue.check_of('osu_gather') == 'OsuCollectiveSweep'
+    assert catalogue.check_of('osu_neighbor_alltoall') == 'OsuCollectiveSweep'
+    assert catalogue.check_of('osu_iallreduce') == 'OsuNonBlockingCollective'
+    assert catalogue.check_of('osu_put_latency') == 'OsuOneSided'
+    assert catalogue.check_of('osu_hello') == 'OsuStartupSweep'
+    checks = {catalogue.check_of(name) for name in catalogue.catalogue()}
+    defined = {line.split('(')[0].removeprefix('class ')
+               for path in (REPO / 'reframe' / 'checks').rglob('*.py')
+               for line in path.read_text().splitlines() if line.startswith('class ')}
+    assert checks <= defined, checks - defined

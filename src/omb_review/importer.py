@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from omb_suite import benchmarks
+from omb_suite import catalogue
 from omb_suite.parsing import OsuOutput, OsuParseError, OsuTable, split_outputs
 from omb_suite.parsing.layout import ACCEL_RE
 
@@ -72,7 +72,8 @@ class Imported:
 def _tables() -> dict:
     text = resources.files("omb_review").joinpath("data/osu_import.yaml").read_text()
     data = yaml.safe_load(text)
-    data["check_of"] = {b: check for check, progs in data["checks"].items() for b in progs}
+    data["rma_windows"] = {printed: w for w, printed in catalogue.rma_windows().items()}
+    data["rma_syncs"] = {printed: s for s, printed in catalogue.rma_syncs().items()}
     return data
 
 
@@ -184,10 +185,10 @@ def _records(table: OsuTable, base: dict, when: str, jobid: str, sizes) -> list[
         raise _Unknown(f"{table.title!r} names no program this tool knows; give it with a "
                        "(?P<benchmark>...) group of the path or 'benchmark:' in the rule")
     try:
-        info = benchmarks.get(bench)
+        info = catalogue.get(bench)
     except KeyError as err:
         raise _Unknown(str(err)) from None
-    test = base.get("test") or _tables()["check_of"][bench]
+    test = base.get("test") or catalogue.check_of(bench)
     common = {**_from_table(table), **base, "benchmark": bench, "test": test,
               "job_completion_time": when, "result": "pass", "jobid": jobid,
               "name": f"{test} %benchmark={bench}", "osu_version": table.version or ""}
@@ -197,7 +198,7 @@ def _records(table: OsuTable, base: dict, when: str, jobid: str, sizes) -> list[
              if col in table.columns]
     return [{k: v.replace("|", "/") for k, v in {
         **common, "perf_var": var, "perf_value": repr(float(value)),
-        "perf_unit": benchmarks.unit(col)}.items()} for var, value, col in perf]
+        "perf_unit": catalogue.unit(col)}.items()} for var, value, col in perf]
 
 
 def _curve(table: OsuTable, column: str, how: str) -> float:

@@ -104,6 +104,16 @@ def verdict(kind: str) -> list[str]:
     return list(_data()['verdict'][kind])
 
 
+def check_of(name: str) -> str:
+    """The check (class) that runs a program: the verdict set's when it is in it, else the
+    exploration's (``osu_mbw_mr`` runs in both: its verdict window is OsuMbwMr's)."""
+    entry = get(name)
+    verdict, explore = _data()['checks'][entry.kind]
+    if name in _data()['verdict'].get(entry.kind, []) and verdict:
+        return verdict
+    return explore
+
+
 def verdict_window_size() -> int:
     """``osu_mbw_mr``'s window (``-W``) in the verdict set."""
     return int(_data()['verdict']['mbw_mr_window_size'])

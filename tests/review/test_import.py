@@ -89,8 +89,12 @@ def test_several_runs_per_file_and_what_the_output_says(tmp_path, capsys):
            "osu_hello" in out
     frame = load(tmp_path / "out", use_cache=False).frame
     tests = set(frame["test"].cast(pl.String))
+    # each program under the check that runs it (catalogue.check_of): verdict or exploration
     assert {"OsuOneSided", "OsuMbwMr", "OsuLatencyMp", "OsuStartup", "OsuCollective",
-            "OsuNonBlockingCollective", "OsuPt2Pt", "OsuMultiLat"} <= tests
+            "OsuPt2Pt", "OsuMultiLat"} <= tests
+    assert tests <= {"OsuOneSided", "OsuMbwMr", "OsuLatencyMp", "OsuStartup", "OsuCollective",
+                     "OsuCollectiveSweep", "OsuNonBlockingCollective", "OsuNonBlockingSweep",
+                     "OsuPt2Pt", "OsuPt2PtMore", "OsuMultiLat"}
     cas = frame.filter(pl.col("benchmark") == "osu_cas_latency").row(0, named=True)
     assert (cas["rma_window"], cas["rma_sync"]) == ("allocate", "flush")
     mbw = frame.filter(pl.col("benchmark") == "osu_mbw_mr").row(0, named=True)
