@@ -8,7 +8,9 @@ Outputs under tests/data/collectives/ are real runs (see its README.md).
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ from rfm_helpers import (
     two_family_registry,
     write_registry,
 )
-from testdata import real_output
+from testdata import DATA, real_output
 
 from omb_suite import algorithms as alg
 from omb_suite import catalogue, mpilib, parsing
@@ -31,7 +33,7 @@ from omb_suite import evidence as ev
 
 run_reframe = rfm_helpers.run_reframe
 
-DATA = Path(__file__).parent / 'data' / 'collectives'
+COLL_DATA = DATA / 'collectives'
 LOCAL_LIBS = frozenset({('openmpi', '4.1.4'), ('mpich', '4.0.2')})
 OMPI_EXCLUDE = 'OMPI_MCA_coll=^han,hcoll,ucc,xhc,acoll,adapt,sm,portals4,fca'
 BLOCKING = ['osu_allgather', 'osu_allgatherv', 'osu_allreduce', 'osu_alltoall', 'osu_alltoallv',
@@ -41,7 +43,7 @@ BLOCKING = ['osu_allgather', 'osu_allgatherv', 'osu_allreduce', 'osu_alltoall', 
 
 
 def output(name: str) -> str:
-    return real_output(DATA / name)
+    return real_output(COLL_DATA / name)
 
 
 # ---------------------------------------------------------------- cases
@@ -203,13 +205,25 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     assert sorted(_exports(s) for s in _scripts(tmp_path, 'test-mpich', 'osu_bcast')) == [
         [], ['MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial', 'MPIR_CVAR_DEVICE_COLLECTIVES=none',
              'MPIR_CVAR_COLLECTIVE_FALLBACK=error']]
-    # one launch: validated (-c) in the measured run, no untimed warm-up calls (-u 0)
+    # the verdict set: one launch, the measurement (no -c: it changes what is measured)...
     (reduce,) = _scripts(tmp_path, 'test-openmpi', 'osu_reduce')
     assert _exports(reduce) == evidence
     launches = [x for x in reduce.splitlines() if x.startswith('mpirun')]
     assert launches == [launch_line(reduce, 'osu_reduce')]
     assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh /')
-    assert launches[0].endswith('osu_reduce -f -T mpi_int -c -u 0 -m 1024 -x 10 -i 100')
+    assert launches[0].endswith('osu_reduce -f -T mpi_int -m 1024 -x 10 -i 100')
+    # ... its results checked by the correctness run it depends on: every verdict collective
+    (check,) = [s for k, s in job_scripts(tmp_path).items()
+                if k.startswith('local/default/test-openmpi/OsuCollectiveCorrectness')]
+    assert launch_line(check, 'collective_check').endswith(
+        '/collective_check 1024 osu_allreduce osu_bcast osu_alltoall osu_allgather '
+        'osu_reduce osu_barrier osu_iallreduce')
+    # the exploration's forced algorithms: a short -c run, then the measurement
+    (chain,) = [s for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')
+                if 'bcast_algorithm=2' in s]
+    first, second = [x for x in chain.splitlines() if x.startswith('mpirun')]
+    assert first.endswith('osu_bcast -f -m 1024 -x 10 -i 100 -c -x 2 -i 10 > validation.out 2>&1')
+    assert second == launch_line(chain, 'osu_bcast')
     # the sweep leaves what the verdict set measures to it
     assert 'measured by the verdict set' in out.stdout
 
@@ -336,10 +350,31 @@ def test_four_ranks_oversubscribed_blocking_nonblocking_and_neighbourhood(tmp_pa
 
 @pytest.mark.e2e
 @needs_osu()
-def test_wrong_results_fail_the_measured_run(tmp_path):
-    out = _run_local(tmp_path, '-n', 'osu_reduce/default%', '-S', 'max_size=64',
-                     '-S', 'datatype=mpi_char', checks=(VERDICT,))
+def test_wrong_results_fail_the_correctness_run_and_the_measurement(tmp_path):
+    """A library that computes a wrong allreduce element (stand-in: tests/data/defects/
+    corrupt_allreduce.c, preloaded through the environment): the correctness run names it, and
+    the allreduce measurement fails with its dependency."""
+    lib = tmp_path / 'libcorrupt.so'
+    subprocess.run(['mpicc', '-shared', '-fPIC', '-o', str(lib),
+                    str(DATA / 'defects' / 'corrupt_allreduce.c')], check=True)
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
+         'env_vars': {'LD_PRELOAD': str(lib)}, 'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', *SHORT, '-n', 'osu_allreduce/default%',
+                      '-S', 'max_size=1024', '-r', registry=registry, checks=(VERDICT,))
     assert out.returncode != 0
-    assert ("osu_reduce algorithm 'default' computed wrong results (OSU -c): osu_reduce: "
-            "OSU MPI Reduce Latency Test") in out.stdout
-    assert 'data validation failed for sizes 16' in out.stdout
+    assert ('the MPI library computed wrong results: osu_allreduce wrong 2 elements at 8 B '
+            '(first: element 1 is 138, not 137)') in out.stdout
+    assert re.search(r'OsuCollective %case=osu_allreduce/default .*\n.*dependencies', out.stdout)
+
+
+@pytest.mark.e2e
+@needs_osu()
+def test_a_failed_osu_check_fails_a_sweep_case(tmp_path):
+    """OSU 7.4's own -c check of MPI_CHAR sums fails from 16 B (it expects (7 * v) % 256 per
+    rank): with -S datatype=mpi_char it stands in for an algorithm with wrong results."""
+    out = _run_local(tmp_path, '-n', 'osu_reduce_scatter/default%', '-E', 'scale == 2',
+                     '-S', 'max_size=64', '-S', 'datatype=mpi_char', checks=(SWEEP,))
+    assert out.returncode != 0
+    assert "osu_reduce_scatter algorithm 'default' computed wrong results (OSU -c, " \
+           "validation.out)" in out.stdout

@@ -34,6 +34,8 @@ def test_default_run_is_the_verdict_set(tmp_path, registry):
     names = _listed(out.stdout)
     # a 1-node, 1-socket, 2-core machine: intra-socket placements only, scale 2, one node
     assert len(names) == 3 + 6 + 1 + 1 + 1, names
+    # the collectives' results: one correctness run they all depend on (listed under each)
+    assert '^OsuCollectiveCorrectness %scale=2 %mapping=core' in out.stdout
     assert 'OsuPt2Pt %benchmark=osu_latency %placement=intra_socket %buffers=H H' in names
     assert 'OsuCollective %case=osu_alltoall/default %scale=2 %mapping=core' in names
     assert 'OsuNonBlockingCollective %case=osu_iallreduce/default %scale=2 %mapping=core' \

@@ -128,12 +128,14 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
 
     @run_after('setup')
     def find_benchmark(self):
-        """Resolve the OSU program by absolute path, or skip saying how to get it."""
+        self.osu_program = self.program()
+
+    def program(self) -> str:
+        """The OSU program by absolute path, or a skip saying how to get it."""
         extras = self.current_environ.extras
         roots = [self.osu_root, extras.get('osu_root'), os.environ.get('OSU_ROOT')]
         try:
-            self.osu_program = str(binaries.find_osu_binary(self.benchmark, roots,
-                                                            self.search_path()))
+            return str(binaries.find_osu_binary(self.benchmark, roots, self.search_path()))
         except binaries.OsuNotFoundError as err:
             info = catalogue.get(self.benchmark)
             needs = f', and OSU builds it only against an MPI with {info.needs}' \
@@ -271,6 +273,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
 
     @run_before('performance')
     def set_perf_variables(self):
+        self.perf_variables = self.performance_variables()
+
+    def performance_variables(self) -> dict:
         """``<metric>_<size>`` for each reported size, plus the curve figures."""
         info = catalogue.get(self.benchmark)
         perf = {}
@@ -281,4 +286,4 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         for name, (column, how) in info.curve.items():
             perf[name] = sn.make_performance_function(self._curve_value, catalogue.unit(column),
                                                       column, how)
-        self.perf_variables = perf
+        return perf

@@ -1,4 +1,4 @@
-"""OSU collectives on N ranks with a forced algorithm, proven and validated in one launch.
+"""OSU collectives on N ranks with a forced algorithm, the algorithm proven, the results checked.
 
 The child defines, as parameters: ``case`` ((benchmark, algorithm) pairs from
 :func:`omb_suite.algorithms.cases`), ``scale`` (a rank count) and ``mapping`` (a name of
@@ -7,11 +7,17 @@ The child defines, as parameters: ``case`` ((benchmark, algorithm) pairs from
 - setup: the job shape (or a skip saying why the partition cannot hold it), the environment
   that forces the algorithm (or a skip naming library and version when it lacks it, or
   cannot run it with OSU's arguments);
-- run: one launch of ``osu_<coll> -f [-T mpi_int] -c -u 0``: OSU checks every timed
-  iteration's result (``-c``) without extra untimed calls (``-u 0``), so a wrong result fails
-  the very run that is measured;
-- sanity: the evidence that the forced algorithm was in effect, the placement, and a
-  complete table whose every row passed validation.
+- run: one launch of ``osu_<coll> -f [-T mpi_int]``, the measurement. OSU's ``-c`` is not in
+  it: it rewrites and checks the buffers around every timed call, which made 64 KiB-1 MiB
+  collectives 2-10x slower here (bcast 64 KiB: 17-31 us without, 63-142 us with ``-c -u 0``);
+- sanity: the evidence that the forced algorithm was in effect, the placement, a complete
+  table.
+
+Correctness ("wrong results fail"): the verdict set's collectives depend on one run per
+environment, scale and mapping of our own check program (:mod:`omb_suite.rfm.correctness`),
+which checks every element of every size of every verdict collective in one launch; the
+exploration's forced algorithms each get a short ``-c`` run before their measurement
+(:class:`CollectiveSweep`).
 """
 
 from __future__ import annotations
@@ -19,12 +25,43 @@ from __future__ import annotations
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import run_after, sanity_function, variable
+import reframe.utility.udeps as udeps
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
 from omb_suite import catalogue, evidence, mpilib, parsing, placement, topology
 from omb_suite.rfm.base import OsuRunBase
+
+
+class CollectiveJob(OsuRunBase):
+    """``scale`` ranks mapped by ``mapping``: the job shape, the launcher options and the
+    placement check shared by the collective measurements and their correctness runs."""
+
+    #: Ranks allowed per core (``2`` runs scale 4 on 2 cores, for tests on small machines).
+    #: :type: :class:`int` :default: ``1``
+    oversubscribe = variable(int, value=1, loggable=False)
+
+    @run_after('setup')
+    def shape_job(self):
+        """Job resources from scale and mapping; skip when the partition cannot offer them."""
+        shape = placement.job_shape(self.scale, self.mapping, self.topology, self.oversubscribe)
+        self.skip_if(isinstance(shape, str), f'{shape} ({self.current_partition.fullname})')
+        self.num_tasks, self.num_nodes = shape.num_tasks, shape.num_nodes
+        self.num_tasks_per_node = shape.tasks_per_node
+
+    def launcher_options(self) -> list[str]:
+        options = self.place_with(placement.mapping_options, self.mapping)
+        if self.oversubscribe <= 1:
+            return options
+        launcher = self.current_partition.launcher_type.registered_name
+        return placement.oversubscribe_options(
+            options, placement.launcher_key(launcher, self.mpi_family))
+
+    def check_placement(self, places):
+        placement.verify_ranks(places, nodes=self.num_nodes,
+                               oversubscribed=self.oversubscribe > 1)
+        placement.verify_mapping(self.mapping, places, self.num_tasks_per_node)
 
 
 def _known_defect(test: OsuCollectiveBase) -> bool:
@@ -34,7 +71,7 @@ def _known_defect(test: OsuCollectiveBase) -> bool:
 
 @rfm.xfail('known wrong results of this MPI library version (data/algorithms/<family>.yaml '
            'defects); if it passes now, the library is fixed: remove the entry', _known_defect)
-class OsuCollectiveBase(OsuRunBase):
+class OsuCollectiveBase(CollectiveJob):
     """An OSU collective on ``scale`` ranks mapped by ``mapping`` with a forced algorithm."""
 
     #: OSU program and algorithm of this case (set from ``case``; loggable).
@@ -45,9 +82,9 @@ class OsuCollectiveBase(OsuRunBase):
     #: ``mpir:bcast:binomial``), ``None`` where nothing can be checked.
     algorithm_evidence = variable(str, type(None), value=None)
 
-    #: Check every timed iteration's result with OSU's ``-c`` (and ``-u 0``: no untimed
-    #: warm-up calls per iteration), in the measured launch: an algorithm that computes
-    #: wrong results fails the test. ``-S validation=0`` measures without it.
+    #: Check the collective's results (verdict set: a correctness run per environment,
+    #: scale and mapping it depends on; exploration: a short ``-c`` run before the
+    #: measurement). ``-S validation=0`` only measures.
     #: :type: :class:`bool` :default: ``True``
     validation = variable(typ.Bool, value=True, loggable=False)
 
@@ -55,10 +92,6 @@ class OsuCollectiveBase(OsuRunBase):
     #: except MPI_INT for reductions (OSU 7.4 validates MPI_CHAR sums wrongly from 16 B).
     #: :type: :class:`str` :default: ``''``
     datatype = variable(str, value='', loggable=False)
-
-    #: Ranks allowed per core (``2`` runs scale 4 on 2 cores, for tests on small machines).
-    #: :type: :class:`int` :default: ``1``
-    oversubscribe = variable(int, value=1, loggable=False)
 
     @run_after('init')
     def unpack_case(self):
@@ -75,16 +108,10 @@ class OsuCollectiveBase(OsuRunBase):
         return catalogue.get(self.benchmark)
 
     @run_after('setup')
-    def shape_job(self):
-        """Job resources from scale and mapping; skip when the partition cannot offer them."""
-        where = self.current_partition.fullname
+    def enough_ranks(self):
         self.skip_if(self.scale < self.entry.min_ranks,
                      f'{self.benchmark} needs at least {self.entry.min_ranks} ranks (OSU\'s '
                      f'neighbourhood of radius 1 on a ring), not {self.scale}')
-        shape = placement.job_shape(self.scale, self.mapping, self.topology, self.oversubscribe)
-        self.skip_if(isinstance(shape, str), f'{shape} ({where})')
-        self.num_tasks, self.num_nodes = shape.num_tasks, shape.num_nodes
-        self.num_tasks_per_node = shape.tasks_per_node
 
     @run_after('setup')
     def force_algorithm(self):
@@ -142,20 +169,12 @@ class OsuCollectiveBase(OsuRunBase):
         return 'mpi_int' if 'reduce' in self.benchmark else ''
 
     def validates(self) -> bool:
-        return self.validation and self.entry.data_options
+        """OSU's ``-c`` applies: validation on, data to check, and OSU able to check it."""
+        return self.validation and self.entry.data_options and self.entry.validates
 
     def osu_options(self) -> list[str]:
         dtype = self.effective_datatype()
-        check = ['-c', '-u', '0'] if self.validates() else []
-        return ['-f', *(['-T', dtype] if dtype else []), *check, *super().osu_options()]
-
-    def launcher_options(self) -> list[str]:
-        options = self.place_with(placement.mapping_options, self.mapping)
-        if self.oversubscribe <= 1:
-            return options
-        launcher = self.current_partition.launcher_type.registered_name
-        return placement.oversubscribe_options(
-            options, placement.launcher_key(launcher, self.mpi_family))
+        return ['-f', *(['-T', dtype] if dtype else []), *super().osu_options()]
 
     # -- sanity -----------------------------------------------------------------------
 
@@ -165,14 +184,6 @@ class OsuCollectiveBase(OsuRunBase):
             return None
         size = catalogue.datatype_size(self.effective_datatype())
         return parsing.expected_sizes(1 if lo is None else lo, hi, datatype_size=size)
-
-    def parse_kwargs(self) -> dict:
-        return {'require_validation': self.validates()}
-
-    def check_placement(self, places):
-        placement.verify_ranks(places, nodes=self.num_nodes,
-                               oversubscribed=self.oversubscribe > 1)
-        placement.verify_mapping(self.mapping, places, self.num_tasks_per_node)
 
     @sanity_function
     def validate(self):
@@ -187,17 +198,26 @@ class OsuCollectiveBase(OsuRunBase):
             except alg.AlgorithmError as err:
                 raise SanityError(f'{self.benchmark} algorithm {self.algorithm!r}: '
                                   f'{err}') from None
-        try:
-            return sn.evaluate(super().validate())
-        except SanityError as err:
-            if self.validates() and 'validation failed' in str(err):
-                raise SanityError(f'{self.benchmark} algorithm {self.algorithm!r} computed '
-                                  f'wrong results (OSU -c): {err}') from None
-            raise
+        self.check_results()
+        return sn.evaluate(super().validate())
+
+    def check_results(self) -> None:
+        """Children that check the results in the job itself say here whether they hold."""
 
 
 class CollectiveVerdict(rfm.RegressionTestPlugin):
-    """The verdict set: only the partition's smallest and largest scale (mapping ``core``)."""
+    """The verdict set: only the partition's smallest and largest scale (mapping ``core``),
+    the results checked by the child's ``correctness`` check (a class of the same file with
+    ``scale`` and ``mapping`` parameters) of the same environment, scale and mapping."""
+
+    @run_after('init')
+    def depend_on_correctness(self):
+        if not self.validation:
+            return
+        check = self.correctness
+        variants = check.get_variant_nums(scale=lambda s: s == self.scale,
+                                          mapping=lambda m: m == self.mapping)
+        self.depends_on(check.variant_name(variants[0]), udeps.by_case)
 
     @run_after('setup')
     def only_end_scales(self):
@@ -207,8 +227,17 @@ class CollectiveVerdict(rfm.RegressionTestPlugin):
                      f'{self.current_partition.fullname} {ends}: --mode explore runs it')
 
 
+#: The exploration's correctness run: its output file and iteration counts (warm-up, timed).
+VALIDATION_OUTPUT = 'validation.out'
+VALIDATION_ITERATIONS = ('-x', '2', '-i', '10')
+
+
 class CollectiveSweep(rfm.RegressionTestPlugin):
-    """The exploration: every case, scale and mapping except what the verdict set measures."""
+    """The exploration: every case, scale and mapping except what the verdict set measures.
+
+    A forced algorithm's correctness is its own: before the measurement the job runs the
+    sweep once with OSU's ``-c`` and few iterations (same launcher, options and environment),
+    and a ``Fail`` fails the test."""
 
     @run_after('setup')
     def not_in_verdict(self):
@@ -216,3 +245,22 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
                    and self.benchmark in catalogue.verdict(self.entry.kind)
                    and self.scale in topology.end_scales(self.topology))
         self.skip_if(verdict, 'measured by the verdict set (reframe/checks/osu_collectives.py)')
+
+    @run_before('run')
+    def add_correctness_run(self):
+        if not self.validates():
+            return
+        launcher = self.job.launcher.run_command(self.job)
+        opts = ' '.join([*self.osu_options(), '-c', *VALIDATION_ITERATIONS])
+        self.prerun_cmds = [*self.prerun_cmds, f'{launcher} {self.osu_program} {opts} > '
+                            f'{VALIDATION_OUTPUT} 2>&1']
+
+    def check_results(self) -> None:
+        if not self.validates():
+            return
+        try:
+            parsing.parse_osu_output(self.read_output(VALIDATION_OUTPUT),
+                                     expect_sizes=self.expected_sizes(), require_validation=True)
+        except parsing.OsuParseError as err:
+            raise SanityError(f'{self.benchmark} algorithm {self.algorithm!r} computed wrong '
+                              f'results (OSU -c, {VALIDATION_OUTPUT}): {err}') from None

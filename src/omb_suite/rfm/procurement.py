@@ -134,8 +134,7 @@ class OsuProcurementBase(DeviceBuffers, OsuPt2PtBase):
             float(self.osu_table.value(METRIC[self.benchmark], self.size()))]
         return max(values) if self.benchmark == 'osu_latency' else min(values)
 
-    @run_before('performance')
-    def set_perf_variables(self):
+    def performance_variables(self) -> dict:
         """The figure (worst pair) and, for GPU scenarios, every pair."""
         metric = METRIC[self.benchmark]
         unit = 'us' if metric == 'latency' else 'MB/s'
@@ -143,4 +142,4 @@ class OsuProcurementBase(DeviceBuffers, OsuPt2PtBase):
         for devs in (self.runs if self.on_device else []):
             perf[f'gpus{devs}_{metric}_{self.size()}'] = sn.make_performance_function(
                 self._run_value, unit, devs)
-        self.perf_variables = perf
+        return perf

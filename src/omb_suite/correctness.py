@@ -1,0 +1,54 @@
+"""Read our correctness program (``probe/collective_check.c``): did the MPI library's
+collectives compute the right data, every element of every message size?
+
+One launch of the program checks several collectives; rank 0 prints a ``COLLCHECK`` line per
+collective and ``COLLCHECK done ranks=N`` at the end. Anything else (no line for a collective
+asked for, no final line) is an incomplete run, never a pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PROGRAM = 'collective_check'
+SOURCE = 'collective_check.c'
+#: The collectives the program can check (OSU program names).
+CHECKABLE = ('osu_allreduce', 'osu_bcast', 'osu_alltoall', 'osu_allgather', 'osu_reduce',
+             'osu_barrier', 'osu_iallreduce', 'osu_gather', 'osu_scatter')
+
+_LINE = re.compile(r'^COLLCHECK (?P<name>osu_\w+) (?P<verdict>ok|wrong) ?(?P<detail>.*)$', re.M)
+_DONE = re.compile(r'^COLLCHECK done ranks=(\d+)\s*$', re.M)
+
+
+class CorrectnessError(ValueError):
+    """Wrong results, or an output that does not say for every collective asked for."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    name: str
+    ok: bool
+    detail: str
+
+
+def parse(text: str, asked: list[str], ranks: int) -> dict[str, Verdict]:
+    """Every collective asked for, by name; raises :class:`CorrectnessError` on an incomplete
+    output (a cut-off or crashed run) naming what is missing."""
+    found = {m['name']: Verdict(m['name'], m['verdict'] == 'ok', m['detail'].strip())
+             for m in _LINE.finditer(text)}
+    missing = [name for name in asked if name not in found]
+    done = _DONE.search(text)
+    if missing or done is None:
+        what = f'no verdict for {", ".join(missing)}' if missing else 'no final line'
+        raise CorrectnessError(f'{PROGRAM} output is incomplete ({what}): it was cut off or '
+                               'crashed; see the job\'s stderr')
+    if int(done[1]) != ranks:
+        raise CorrectnessError(f'{PROGRAM} ran on {done[1]} ranks, the job has {ranks}')
+    return {name: found[name] for name in asked}
+
+
+def wrong(verdicts: dict[str, Verdict]) -> str | None:
+    """One message naming every collective that computed wrong data, or ``None``."""
+    bad = [f'{v.name} wrong {v.detail}' for v in verdicts.values() if not v.ok]
+    return '; '.join(bad) or None
