@@ -2,8 +2,10 @@
 
 The tables are data (``data/algorithms/<family>.yaml``, one block per version range). This
 module turns (family, version, collective, algorithm name) into the exact environment that
-forces the algorithm, reads what the installed library offers (``ompi_info``, ``mpivars``) and
-checks a run's output for evidence that the forced algorithm was in effect.
+forces the algorithm, and reads what the installed library offers (``ompi_info``,
+``mpivars``). An algorithm may need something of the build (``needs:``, MVAPICH2: the mrail
+channel, multicast): :func:`unmet_needs` says why it cannot run there. Evidence that a forced
+algorithm was in effect is read by :mod:`omb_suite.evidence` (:func:`check_evidence`).
 
 'default' always means: set nothing, let the library choose.
 """
@@ -20,7 +22,7 @@ import yaml
 
 DEFAULT = "default"
 FAMILIES = ("openmpi", "mpich", "mvapich2", "mvapich")
-_CVAR_FAMILIES = ("mpich", "mvapich")  # MPICH-based: MPIR_CVAR_<COLL>_INTRA_ALGORITHM
+CVAR_FAMILIES = ("mpich", "mvapich")  # MPICH-based: MPIR_CVAR_<COLL>_INTRA_ALGORITHM
 # MPICH: keep the ch4 device from overriding the MPIR-level choice, and make an algorithm
 # that cannot be applied an error instead of a silent fallback (the default is 'silent').
 _CVAR_FORCE_ENV = {"MPIR_CVAR_DEVICE_COLLECTIVES": "none", "MPIR_CVAR_COLLECTIVE_FALLBACK": "error"}
@@ -107,6 +109,20 @@ def _validate(family: str, data: dict) -> None:
             if DEFAULT in names or len(set(names)) != len(names):
                 raise AlgorithmError(f"{where} {block['versions']} {coll}: duplicate or "
                                      f"reserved ('{DEFAULT}') algorithm names {names}")
+            if family == "mvapich2":
+                _validate_counted(f"{where} {block['versions']} {coll}", entry, data["needs"])
+
+
+def _validate_counted(where: str, entry: dict, needs: dict) -> None:
+    """MVAPICH2: every algorithm has a value and counters of its collective, known needs."""
+    known = set(entry["counters"])
+    for name, spec in entry["algorithms"].items():
+        counters = spec["counter"] if isinstance(spec["counter"], list) else [spec["counter"]]
+        unknown = ({*counters, *spec.get("also", []), *entry["stages"]} - known
+                   | set(spec.get("needs", [])) - set(needs))
+        if "value" not in spec or unknown:
+            raise AlgorithmError(f"{where} {name}: needs a value, and counters, stages and "
+                                 f"needs that the file declares (unknown: {sorted(unknown)})")
 
 
 def _block(family: str, version: str) -> dict:
@@ -129,15 +145,48 @@ def _entry(family: str, version: str, collective: str):
 
 
 def _algorithm_ids(family: str, entry) -> dict[str, str]:
-    """Algorithm name -> value the library takes, whatever the family's entry layout."""
-    if family in _CVAR_FAMILIES:
+    """Algorithm name -> value the library takes, whatever the family's entry layout
+    (MPICH: a list of names; Open MPI: name -> number; MVAPICH2: name -> {value: ...})."""
+    if family in CVAR_FAMILIES:
         return {name: name for name in entry}
-    return {str(name): str(value) for name, value in (entry.get("algorithms") or {}).items()}
+    return {str(name): str(spec["value"] if isinstance(spec, dict) else spec)
+            for name, spec in (entry.get("algorithms") or {}).items()}
 
 
-def algorithms(family: str, version: str, collective: str) -> list[str]:
-    """'default' first, then every algorithm the table lists for this collective."""
-    return [DEFAULT, *_algorithm_ids(family, _entry(family, version, collective))]
+def algorithm_spec(family: str, version: str, collective: str, name: str) -> dict:
+    """The table's data on one algorithm beyond its value ({} where the family has none):
+    MVAPICH2's ``counter``, ``also``, ``env``, ``needs``, ``falls_back``."""
+    spec = (_entry(family, version, collective).get("algorithms") or {}).get(name)
+    return spec if isinstance(spec, dict) else {}
+
+
+def algorithms(family: str, version: str, collective: str, *,
+               features: frozenset[str] | None = None) -> list[str]:
+    """'default' first, then every algorithm the table lists for this collective; with
+    ``features`` (what the build has, e.g. :func:`omb_suite.mvapich2.build_features`), only
+    those whose ``needs`` it meets."""
+    names = _algorithm_ids(family, _entry(family, version, collective))
+    if features is not None:
+        names = {n: v for n, v in names.items()
+                 if not set(algorithm_spec(family, version, collective, n).get("needs", []))
+                 - features}
+    return [DEFAULT, *names]
+
+
+def unmet_needs(family: str, version: str, collective: str, name: str,
+                features: frozenset[str]) -> str | None:
+    """None when the build (``features``) can run ``name``; else the skip message."""
+    if name == DEFAULT:
+        return None
+    missing = [n for n in algorithm_spec(family, version, collective, name).get("needs", [])
+               if n not in features]
+    if not missing:
+        return None
+    table = load_table(family)
+    why = "; ".join(f"{n}: {table['needs'][n]}" for n in missing)
+    return (f"{table['library']} {version}: {collective} algorithm {name!r} needs what this "
+            f"build or run lacks ({why}); the library would silently run another algorithm; "
+            f"not run")
 
 
 # ---------------------------------------------------------------- forcing
@@ -147,7 +196,8 @@ def choose(family: str, version: str, collective: str, name: str) -> AlgorithmCh
     """The environment that forces ``name`` for ``collective`` in this family and version."""
     entry = _entry(family, version, collective)
     ids = _algorithm_ids(family, entry)
-    evidence = _OMPI_EVIDENCE_ENV if family == "openmpi" else {}
+    evidence = (_OMPI_EVIDENCE_ENV if family == "openmpi"
+                else load_table(family).get("evidence_env") or {})
     if name == DEFAULT:
         return AlgorithmChoice(family, collective, name, {}, dict(evidence), None)
     if name not in ids:
@@ -156,15 +206,18 @@ def choose(family: str, version: str, collective: str, name: str) -> AlgorithmCh
             f"{library} {version} has no {collective} algorithm {name!r}; valid: "
             f"{', '.join([DEFAULT, *ids])}. Pick one of these, or add it to "
             f"data/algorithms/{family}.yaml if this version has it.")
-    env = _force_env(family, version, collective, entry, ids[name])
+    env = _force_env(family, version, collective, entry, name, ids[name])
     return AlgorithmChoice(family, collective, name, env, dict(evidence), ids[name])
 
 
-def _force_env(family: str, version: str, collective: str, entry, value: str) -> dict[str, str]:
-    if family in _CVAR_FAMILIES:
+def _force_env(family: str, version: str, collective: str, entry, name: str,
+               value: str) -> dict[str, str]:
+    if family in CVAR_FAMILIES:
         return {f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM": value, **_CVAR_FORCE_ENV}
     if family == "mvapich2":
-        return {entry["variable"]: value}
+        spec = entry["algorithms"][name]  # companions: the collective's, then the algorithm's
+        return {k: str(v) for k, v in {**(entry.get("env") or {}), **(spec.get("env") or {}),
+                                        entry["variable"]: value}.items()}
     component = entry["component"]
     excluded = _block(family, version)["exclude_components"]
     env = {"OMPI_MCA_coll": "^" + ",".join(excluded)}
@@ -174,22 +227,23 @@ def _force_env(family: str, version: str, collective: str, entry, value: str) ->
     return env
 
 
-def _lookup(family: str, collective: str, name: str, version: str | None):
-    """The table entry that defines ``name`` (in ``version``'s block, or the first that has it)."""
+def table_entry(family: str, collective: str, name: str, version: str | None):
+    """The table entry that defines ``name`` (in ``version``'s block, or the first that has it;
+    for 'default' the first that has the collective)."""
     if version is not None:
         return _entry(family, version, collective)
     for block in load_table(family)["blocks"]:
         entry = block["collectives"].get(collective)
-        if entry is not None and name in _algorithm_ids(family, entry):
+        if entry is not None and (name == DEFAULT or name in _algorithm_ids(family, entry)):
             return entry
     raise UnknownAlgorithmError(f"no {family} table has {collective} algorithm {name!r}")
 
 
 def library_name(family: str, collective: str, name: str, version: str | None = None) -> str:
     """The name the library itself prints (differs only where ours must avoid 'default')."""
-    if family in _CVAR_FAMILIES or name == DEFAULT:
+    if family in CVAR_FAMILIES or name == DEFAULT:
         return name
-    entry = _lookup(family, collective, name, version)
+    entry = table_entry(family, collective, name, version)
     return (entry.get("library_names") or {}).get(name, name)
 
 
@@ -203,7 +257,7 @@ def installed_algorithms(family: str, *, ompi_info: str = "ompi_info",
     Raises AlgorithmError where the family has no such listing (MVAPICH2)."""
     if family == "openmpi":
         return parse_ompi_info(_run([ompi_info, "--param", "coll", "all", "--level", "9"]))
-    if family in _CVAR_FAMILIES:
+    if family in CVAR_FAMILIES:
         return parse_mpivars(_run([mpivars or "mpivars"]), family)
     raise AlgorithmError(f"{family}: the library has no tool that lists its collective "
                          "algorithms; its table cannot be checked here")
@@ -289,118 +343,11 @@ def unsupported_reason(family: str, version: str, collective: str, name: str,
             f"(it offers: {', '.join(offered) or 'none'}); not run")
 
 
-# ---------------------------------------------------------------- evidence
-
-_OMPI_SELECT = re.compile(
-    r"^\[(?P<proc>[^\]]+)\] coll:base:comm_select: (?:new communicator: (?P<comm>\S+)"
-    r"|selecting\s+(?P<comp>\w+), priority\s+(?P<prio>-?\d+), (?P<state>Enabled|Disabled))",
-    re.M)
-
-
-def _enabled_on_world(text: str) -> dict[str, list[tuple[int, str]]]:
-    """Per process: (priority, component) enabled on MPI_COMM_WORLD, in selection order."""
-    current: dict[str, str] = {}
-    enabled: dict[str, list[tuple[int, str]]] = {}
-    for match in _OMPI_SELECT.finditer(text):
-        proc = match["proc"]
-        if match["comm"]:
-            current[proc] = match["comm"]
-            if match["comm"] == "MPI_COMM_WORLD":
-                enabled[proc] = []
-        elif current.get(proc) == "MPI_COMM_WORLD" and match["state"] == "Enabled":
-            enabled[proc].append((int(match["prio"]), match["comp"]))
-    return enabled
-
-
-def parse_openmpi_coll_evidence(text: str) -> dict[str, str]:
-    """Collective -> Open MPI coll component that serves it on MPI_COMM_WORLD, from
-    ``coll_base_verbose`` >= 9 output. Open MPI enables components by rising priority and each
-    one installs the collectives it implements over the previous ones: the last enabled
-    component implementing a collective serves it. Raises EvidenceError if processes differ."""
-    table = load_table("openmpi")
-    provides, wrappers = table["provides"], set(table["wrappers"])
-    collectives = sorted({c for names in provides.values() for c in names})
-    per_proc = {}
-    for proc, enabled in _enabled_on_world(text).items():
-        served = {}
-        for _, component in sorted(enabled, key=lambda item: item[0]):
-            if component in wrappers:
-                continue
-            for coll in provides.get(component, collectives):
-                served[coll] = component
-        per_proc[proc] = served
-    distinct = {tuple(sorted(s.items())) for s in per_proc.values()}
-    if len(distinct) > 1:
-        raise EvidenceError(f"Open MPI processes selected different coll components: {per_proc}")
-    return dict(distinct.pop()) if distinct else {}
-
-
-def _shown_param(text: str, name: str) -> str | None:
-    """Value of an MCA parameter as printed by mpi_show_mca_params ('[h:pid] name=value (src)')."""
-    found = re.findall(rf"^\[[^\]]+\] {re.escape(name)}=(\S*) \(", text, re.M)
-    return found[-1] if found else None
-
-
 def check_evidence(family: str, collective: str, name: str, output: str, *,
                    version: str | None = None) -> str:
     """Evidence text for the perflog ('tuned:bcast:binary_tree') that ``name`` was in effect
-    in a run whose combined stdout+stderr is ``output``; EvidenceError when it was not."""
-    if family == "openmpi":
-        return _openmpi_evidence(collective, name, output, version)
-    if family in _CVAR_FAMILIES:
-        return _mpir_evidence(family, collective, name, output)
-    if family == "mvapich2":
-        return f"unverified:{collective}:{name}"  # MVAPICH2 prints nothing to check
-    raise AlgorithmError(f"unknown MPI family {family!r}; known: {', '.join(FAMILIES)}")
+    in a run whose combined stdout+stderr is ``output``; EvidenceError when it was not.
+    See :func:`omb_suite.evidence.check_evidence`."""
+    from omb_suite import evidence  # imported here: evidence reads its tables from this module
 
-
-def _openmpi_evidence(collective: str, name: str, output: str, version: str | None) -> str:
-    served = parse_openmpi_coll_evidence(output).get(collective)
-    if served is None:
-        raise EvidenceError(f"Open MPI printed no coll selection for MPI_COMM_WORLD "
-                            f"({collective}): export the choice's evidence_env "
-                            f"(OMPI_MCA_coll_base_verbose=9)")
-    if name == DEFAULT:
-        return f"{served}:{collective}:{DEFAULT}"
-    entry = _lookup("openmpi", collective, name, version)
-    expected, wanted = entry["component"], library_name("openmpi", collective, name, version)
-    if served != expected:
-        raise EvidenceError(
-            f"Open MPI: {collective} was served by coll component '{served}', not "
-            f"'{expected}', so the forced algorithm {name!r} was not in effect; exclude "
-            f"'{served}' (OMPI_MCA_coll=^{served},...) or lower coll_{served}_priority")
-    variable = f"coll_{expected}_{collective}_algorithm"
-    _expect_param(output, variable, wanted)
-    if expected == "tuned":
-        _expect_param(output, "coll_tuned_use_dynamic_rules", "true")
-    return f"{expected}:{collective}:{name}"
-
-
-def _expect_param(output: str, variable: str, wanted: str) -> None:
-    shown = _shown_param(output, variable)
-    if shown is None:
-        raise EvidenceError(f"Open MPI did not report {variable} at MPI_Init: export the "
-                            f"choice's evidence_env (OMPI_MCA_mpi_show_mca_params=enviro)")
-    if shown != wanted:
-        raise EvidenceError(f"Open MPI ran with {variable}={shown}, not {wanted}: the value "
-                            "was rejected (see its 'invalid value' warning) or overridden")
-
-
-def _mpir_evidence(family: str, collective: str, name: str, output: str) -> str:
-    """MPICH prints nothing when the forced algorithm runs; what it does print is an error
-    when the CVAR value is unknown (at MPI_Init) or, with MPIR_CVAR_COLLECTIVE_FALLBACK=error,
-    when the algorithm cannot be applied. No such error is the evidence."""
-    library = load_table(family)["library"]
-    variable = f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
-    if f"Invalid {variable} value" in output:
-        raise EvidenceError(f"{library} rejected {variable}={name} at MPI_Init: the installed "
-                            "version does not know this algorithm")
-    if "User set collective algorithm is not usable" in output or "cannot be applied" in output:
-        raise EvidenceError(f"{library} could not apply {collective} algorithm {name!r} to "
-                            "these arguments (COLLECTIVE_FALLBACK=error stopped a silent "
-                            "fallback to another algorithm)")
-    fatal = re.search(r"Fatal error in (\w+)", output)
-    if fatal:
-        raise EvidenceError(f"{library} aborted in {fatal.group(1)} while running {collective} "
-                            f"algorithm {name!r}: no evidence it ran; see the error stack")
-    return f"mpir:{collective}:{name}"
+    return evidence.check_evidence(family, collective, name, output, version=version)
