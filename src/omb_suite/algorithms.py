@@ -175,7 +175,7 @@ def algorithms(family: str, version: str, collective: str, *,
 
 def unmet_needs(family: str, version: str, collective: str, name: str,
                 features: frozenset[str]) -> str | None:
-    """None when the build (``features``) can run ``name``; else the skip message."""
+    """None when the build and run (``features``) can run ``name``; else the skip message."""
     if name == DEFAULT:
         return None
     missing = [n for n in algorithm_spec(family, version, collective, name).get("needs", [])

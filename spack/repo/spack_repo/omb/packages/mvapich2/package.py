@@ -16,6 +16,9 @@ from spack.package import variant
 
 
 class Mvapich2(BuiltinMvapich2):
+    """MVAPICH2 (builtin's recipe) with its MPI_T performance variables selectable, on by
+    default: the omb suite reads the per-algorithm collective counters among them."""
+
     variant(
         "mpit_pvars",
         default="mv2",
