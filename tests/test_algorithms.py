@@ -112,9 +112,30 @@ def test_mpich_bcast_binomial_env():
     assert choice.evidence_env == {}
 
 
-def test_mvapich2_bcast_env():
+def test_mvapich2_bcast_env_with_indexed_path_and_reader_pattern():
     choice = alg.choose("mvapich2", "2.3.7", "bcast", "knomial_inter_node")
-    assert choice.env_vars == {"MV2_INTER_BCAST_TUNING": "8"}
+    assert choice.env_vars == {"MV2_INTER_BCAST_TUNING": "8", "MV2_USE_INDEXED_BCAST_TUNING": "1"}
+    assert choice.evidence_env == {"OMB_MPIT_MATCH": "^mv2_coll_"}
+
+
+def test_mvapich2_companion_variables_of_one_algorithm():
+    choice = alg.choose("mvapich2", "2.3.7", "allreduce", "two_level_p2p")
+    assert choice.env_vars == {"MV2_INTER_ALLREDUCE_TUNING": "1",
+                               "MV2_USE_INDEXED_ALLREDUCE_TUNING": "1",
+                               "MV2_INTER_ALLREDUCE_TUNING_TWO_LEVEL": "1",
+                               "MV2_INTRA_ALLREDUCE_TUNING": "6"}
+
+
+def test_needs_filter_what_a_build_cannot_run():
+    everything = alg.algorithms("mvapich2", "2.3.7", "scatter")
+    mrail_only = alg.algorithms("mvapich2", "2.3.7", "scatter", features=frozenset({"mrail"}))
+    assert set(everything) - set(mrail_only) == {"mcast"}
+    reason = alg.unmet_needs("mvapich2", "2.3.7", "bcast", "pipelined_zcpy", frozenset())
+    assert reason.startswith("MVAPICH2 2.3.7: bcast algorithm 'pipelined_zcpy' needs")
+    assert "mrail: the ch3:mrail channel" in reason
+    assert alg.unmet_needs("mvapich2", "2.3.7", "bcast", "pipelined_zcpy",
+                           frozenset({"mrail"})) is None
+    assert alg.unmet_needs("mvapich2", "2.3.7", "bcast", "default", frozenset()) is None
 
 
 @pytest.mark.parametrize("family", ["openmpi", "mpich"])

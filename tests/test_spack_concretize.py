@@ -25,6 +25,7 @@ pytestmark = [
                        'Spack 1.1)'),
 ]
 RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/osu_micro_benchmarks/package.py'
+MVAPICH2_RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/mvapich2/package.py'
 
 
 def spack(*args: str, site_dir: Path | None = None, check: bool = True) -> str:
@@ -60,12 +61,12 @@ def test_audit_packages_is_clean(checkout):
     scope = checkout / 'audit-scope'
     scope.mkdir()
     (scope / 'repos.yaml').write_text(f'repos:\n  omb: {repo_dir}\n')
-    out = spack('-C', str(scope), 'audit', 'packages', 'osu-micro-benchmarks')
+    out = spack('-C', str(scope), 'audit', 'packages', 'osu-micro-benchmarks', 'mvapich2')
     assert 'PKG-DIRECTIVES: passed' in out
 
 
 def test_spack_style_is_clean():
-    out = spack('style', '--skip', 'mypy', str(RECIPE))
+    out = spack('style', '--skip', 'mypy', str(RECIPE), str(MVAPICH2_RECIPE))
     assert 'spack style checks were clean' in out
 
 
@@ -92,3 +93,17 @@ def test_cuda_osu_over_an_mpi_without_cuda_is_refused(checkout):
     out = spack('-e', str(env_dir), 'concretize', '--fresh', site_dir=cuda_site(checkout),
                 check=False)
     assert '+cuda needs a CUDA-aware MPI' in out
+
+
+def test_mvapich2_recipe_configures_the_counters_and_hydra(checkout, tmp_path):
+    """Our omb.mvapich2: builtin's configure line plus --enable-mpit-pvars (docs/spack.md)."""
+    script = tmp_path / 'configure_args.py'
+    script.write_text(
+        'import spack.concretize, spack.spec\n'
+        's = spack.concretize.concretize_one(spack.spec.Spec('
+        '"mvapich2@2.3.7 fabrics=mrail process_managers=hydra"))\n'
+        'print(s.namespace, " ".join(s.package.configure_args()))\n')
+    out = spack('-e', str(checkout / 'spack/environments/mvapich2'), 'python', str(script))
+    assert out.startswith('omb ')
+    assert {'--enable-mpit-pvars=mv2', '--with-pm=hydra', '--with-device=ch3:mrail'} <= set(
+        out.split())

@@ -25,6 +25,7 @@ DATA = Path(__file__).resolve().parent / 'data'
 
 ENVS = REPO / 'spack' / 'environments'
 RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/osu_micro_benchmarks/package.py'
+MVAPICH2_RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/mvapich2/package.py'
 LOCKS = DATA / 'spack' / 'locks'
 EXPECTED_ENVS = {'openmpi', 'openmpi-cuda', 'mpich', 'mpich-cuda', 'mvapich2', 'mvapich',
                  'mvapich-cuda'}
@@ -94,16 +95,38 @@ def test_recipe_gpu_builds_require_gpu_aware_mpi():
     assert '"--enable-rocm"' in RECIPE.read_text()
 
 
-def test_recipe_is_ruff_clean():
+@pytest.mark.parametrize('recipe', [RECIPE, MVAPICH2_RECIPE], ids=lambda p: p.parent.name)
+def test_recipe_is_ruff_clean(recipe):
     ruff = shutil.which('ruff', path=str(Path(sys.executable).parent)) or shutil.which('ruff')
     if ruff is None:
         pytest.skip('ruff is not installed (pip install -e .[dev])')
     # Spack's own isort layout: spack_repo (third party) before spack (first party).
     done = subprocess.run(
         [ruff, 'check', '--no-force-exclude', '--config', "lint.isort.known-first-party=['spack']",
-         '--config', "lint.isort.known-third-party=['spack_repo']", str(RECIPE)],
+         '--config', "lint.isort.known-third-party=['spack_repo']", str(recipe)],
         capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mvapich2_environment_requires_what_the_suite_needs():
+    """MV2's own collectives (not sock/nemesis), hydra's mpiexec, the MPI_T counters."""
+    manifest = spack_envs.read_yaml(ENVS / 'mvapich2' / 'spack.yaml')['spack']
+    require = manifest['packages']['mvapich2']['require']
+    fabrics = next(r['one_of'] for r in require if isinstance(r, dict))
+    assert {f.removeprefix('fabrics=') for f in fabrics} == {'mrail', 'psm', 'psm2', 'nemesisib'}
+    assert {'process_managers=hydra', 'mpit_pvars=mv2'} <= {r for r in require
+                                                           if isinstance(r, str)}
+
+
+def test_mvapich2_lock_is_our_recipe_with_counters_and_hydra():
+    """The lock Spack 1.1 wrote for the environment (refreshed with it, docs/spack.md)."""
+    lock = json.loads((LOCKS / 'mvapich2.spack.lock').read_text())
+    mv2 = [s for s in lock['concrete_specs'].values() if s['name'] == 'mvapich2']
+    assert len(mv2) == 1
+    params = mv2[0]['parameters']
+    assert mv2[0]['namespace'] == 'omb'
+    assert (params['fabrics'], params['process_managers'], params['mpit_pvars']) == (
+        'mrail', ['hydra'], 'mv2')
 
 
 def built_checkout(tmp_path: Path, names: list[str]) -> Path:

@@ -2,9 +2,10 @@
 
 The tables are data (``data/algorithms/<family>.yaml``, one block per version range). This
 module turns (family, version, collective, algorithm name) into the exact environment that
-forces the algorithm, says which algorithms the libraries of a system offer (the collective
-checks' cases) and which ones cannot run OSU's arguments. Proof that a forced algorithm ran
-is :mod:`omb_suite.evidence`.
+forces the algorithm (with its companion variables), says which algorithms the libraries of a
+system offer (the collective checks' cases), which ones a build or run cannot serve (``needs``,
+MVAPICH2: the mrail channel, multicast) and which ones cannot run OSU's arguments. Proof that
+a forced algorithm ran is :mod:`omb_suite.evidence`.
 
 'default' always means: set nothing, let the library choose.
 """
@@ -37,6 +38,10 @@ class AlgorithmError(ValueError):
 
 class UnknownAlgorithmError(AlgorithmError):
     """The algorithm is not in the table for that family, version and collective."""
+
+
+class EvidenceError(AlgorithmError):
+    """A run's output does not show the forced algorithm in effect (see omb_suite.evidence)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,20 @@ def _validate(family: str, data: dict[str, Any]) -> None:
             if DEFAULT in names or len(set(names)) != len(names):
                 raise AlgorithmError(f"{where} {block['versions']} {coll}: duplicate or "
                                      f"reserved ('{DEFAULT}') algorithm names {names}")
+            if family == 'mvapich2':
+                _validate_counted(f"{where} {block['versions']} {coll}", entry, data['needs'])
+
+
+def _validate_counted(where: str, entry: dict[str, Any], needs: dict[str, str]) -> None:
+    """MVAPICH2: every algorithm has a value and counters of its collective, known needs."""
+    known = set(entry['counters'])
+    for name, spec in entry['algorithms'].items():
+        counters = spec['counter'] if isinstance(spec['counter'], list) else [spec['counter']]
+        unknown = ({*counters, *spec.get('also', []), *entry['stages']} - known
+                   | set(spec.get('needs', [])) - set(needs))
+        if 'value' not in spec or unknown:
+            raise AlgorithmError(f'{where} {name}: needs a value, and counters, stages and '
+                                 f'needs that the file declares (unknown: {sorted(unknown)})')
 
 
 def _block(family: str, version: str) -> dict[str, Any]:
@@ -105,15 +124,48 @@ def _entry(family: str, version: str, collective: str) -> Any:
 
 
 def _algorithm_ids(family: str, entry: Any) -> dict[str, str]:
-    """Algorithm name -> value the library takes, whatever the family's entry layout."""
+    """Algorithm name -> value the library takes, whatever the family's entry layout
+    (MPICH: a list of names; Open MPI: name -> number; MVAPICH2: name -> {value: ...})."""
     if family in CVAR_FAMILIES:
         return {name: name for name in entry}
-    return {str(name): str(value) for name, value in (entry.get('algorithms') or {}).items()}
+    return {str(name): str(spec['value'] if isinstance(spec, dict) else spec)
+            for name, spec in (entry.get('algorithms') or {}).items()}
 
 
-def algorithms(family: str, version: str, collective: str) -> list[str]:
-    """'default' first, then every algorithm the table lists for this collective."""
-    return [DEFAULT, *_algorithm_ids(family, _entry(family, version, collective))]
+def algorithm_spec(family: str, version: str, collective: str, name: str) -> dict[str, Any]:
+    """The table's data on one algorithm beyond its value ({} where the family has none):
+    MVAPICH2's ``counter``, ``also``, ``env``, ``needs``, ``falls_back``."""
+    spec = (_entry(family, version, collective).get('algorithms') or {}).get(name)
+    return spec if isinstance(spec, dict) else {}
+
+
+def algorithms(family: str, version: str, collective: str, *,
+               features: frozenset[str] | None = None) -> list[str]:
+    """'default' first, then every algorithm the table lists for this collective; with
+    ``features`` (what the build has, e.g. :func:`omb_suite.mvapich2.build_features`), only
+    those whose ``needs`` it meets."""
+    names = _algorithm_ids(family, _entry(family, version, collective))
+    if features is not None:
+        names = {n: v for n, v in names.items()
+                 if not set(algorithm_spec(family, version, collective, n).get('needs', []))
+                 - features}
+    return [DEFAULT, *names]
+
+
+def unmet_needs(family: str, version: str, collective: str, name: str,
+                features: frozenset[str]) -> str | None:
+    """None when the build and run (``features``) can run ``name``; else the skip message."""
+    if name == DEFAULT:
+        return None
+    missing = [n for n in algorithm_spec(family, version, collective, name).get('needs', [])
+               if n not in features]
+    if not missing:
+        return None
+    table = load_table(family)
+    why = '; '.join(f"{n}: {table['needs'][n]}" for n in missing)
+    return (f"{table['library']} {version}: {collective} algorithm {name!r} needs what this "
+            f'build or run lacks ({why}); the library would silently run another algorithm; '
+            'not run')
 
 
 def known_names(family: str) -> set[str]:
@@ -123,13 +175,14 @@ def known_names(family: str) -> set[str]:
             for name in _algorithm_ids(family, entry)}
 
 
-def _lookup(family: str, collective: str, name: str, version: str | None) -> Any:
-    """The table entry that defines ``name`` (in ``version``'s block, or the first that has it)."""
+def table_entry(family: str, collective: str, name: str, version: str | None) -> Any:
+    """The table entry that defines ``name`` (in ``version``'s block, or the first that has it;
+    for 'default' the first that has the collective)."""
     if version is not None:
         return _entry(family, version, collective)
     for block in load_table(family)['blocks']:
         entry = block['collectives'].get(collective)
-        if entry is not None and name in _algorithm_ids(family, entry):
+        if entry is not None and (name == DEFAULT or name in _algorithm_ids(family, entry)):
             return entry
     raise UnknownAlgorithmError(f'no {family} table has {collective} algorithm {name!r}')
 
@@ -138,13 +191,8 @@ def library_name(family: str, collective: str, name: str, version: str | None = 
     """The name the library itself prints (differs only where ours must avoid 'default')."""
     if family in CVAR_FAMILIES or name == DEFAULT:
         return name
-    entry = _lookup(family, collective, name, version)
+    entry = table_entry(family, collective, name, version)
     return (entry.get('library_names') or {}).get(name, name)
-
-
-def component(collective: str, name: str, version: str | None) -> str:
-    """The Open MPI coll component that implements a forced algorithm."""
-    return _lookup('openmpi', collective, name, version)['component']
 
 
 # ---------------------------------------------------------------- forcing
@@ -154,7 +202,8 @@ def choose(family: str, version: str, collective: str, name: str) -> AlgorithmCh
     """The environment that forces ``name`` for ``collective`` in this family and version."""
     entry = _entry(family, version, collective)
     ids = _algorithm_ids(family, entry)
-    evidence = _OMPI_EVIDENCE_ENV if family == 'openmpi' else {}
+    evidence = (_OMPI_EVIDENCE_ENV if family == 'openmpi'
+                else load_table(family).get('evidence_env') or {})
     if name == DEFAULT:
         return AlgorithmChoice(family, collective, name, {}, dict(evidence), None)
     if name not in ids:
@@ -163,16 +212,18 @@ def choose(family: str, version: str, collective: str, name: str) -> AlgorithmCh
             f"{library} {version} has no {collective} algorithm {name!r}; valid: "
             f"{', '.join([DEFAULT, *ids])}. Pick one of these, or add it to "
             f'data/algorithms/{family}.yaml if this version has it.')
-    env = _force_env(family, version, collective, entry, ids[name])
+    env = _force_env(family, version, collective, entry, name, ids[name])
     return AlgorithmChoice(family, collective, name, env, dict(evidence), ids[name])
 
 
-def _force_env(family: str, version: str, collective: str, entry: Any,
+def _force_env(family: str, version: str, collective: str, entry: Any, name: str,
                value: str) -> dict[str, str]:
     if family in CVAR_FAMILIES:
         return {f'MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM': value, **_CVAR_FORCE_ENV}
     if family == 'mvapich2':
-        return {entry['variable']: value}
+        spec = entry['algorithms'][name]  # companions: the collective's, then the algorithm's
+        return {k: str(v) for k, v in {**(entry.get('env') or {}), **(spec.get('env') or {}),
+                                        entry['variable']: value}.items()}
     excluded = _block(family, version)['exclude_components']
     env = {'OMPI_MCA_coll': '^' + ','.join(excluded)}
     if entry['component'] == 'tuned':  # without it coll_tuned_<coll>_algorithm is ignored

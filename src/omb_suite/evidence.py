@@ -1,33 +1,31 @@
-"""Proof that a forced collective algorithm was in effect, read from the run's own output.
+"""Evidence that a forced collective algorithm was in effect, read from a run's output.
 
-- Open MPI (``coll_base_verbose`` = 9, ``mpi_show_mca_params`` = enviro): the coll component
-  that served the collective on MPI_COMM_WORLD and the MCA value as the library read it.
-- MPICH / MVAPICH (``MPIR_CVAR_COLLECTIVE_FALLBACK=error``): no rejection and no "cannot be
-  applied" error is the proof; the library errors out instead of silently falling back.
-- MVAPICH2: prints nothing to check; runs record ``unverified``.
-
-The environment that makes a library print its evidence is part of
-:class:`omb_suite.algorithms.AlgorithmChoice`.
+Open MPI: which coll component served the collective and the MCA value it read (its own
+verbose output). MPICH / MVAPICH 4: no error from ``MPIR_CVAR_COLLECTIVE_FALLBACK=error``.
+MVAPICH2: the per-algorithm MPI_T counters that our reader (``probe/mpit_reader.c``) prints
+at ``MPI_Finalize`` (:mod:`omb_suite.mpit`). The tables, names and errors are those of
+:mod:`omb_suite.algorithms`.
 """
 
 from __future__ import annotations
 
 import re
 
+from omb_suite import mpit
 from omb_suite.algorithms import (
     CVAR_FAMILIES,
     DEFAULT,
     FAMILIES,
     AlgorithmError,
-    component,
+    EvidenceError,
     library_name,
     load_table,
+    table_entry,
 )
 
-
-class EvidenceError(AlgorithmError):
-    """A run's output does not show the forced algorithm in effect."""
-
+#: Prefix of what check_evidence returns when a library cannot prove anything (MVAPICH2
+#: without MPI_T counters): the run passes, but the algorithm is not proven.
+NO_EVIDENCE = "no-evidence"
 
 _OMPI_SELECT = re.compile(
     r"^\[(?P<proc>[^\]]+)\] coll:base:comm_select: (?:new communicator: (?P<comm>\S+)"
@@ -61,11 +59,11 @@ def parse_openmpi_coll_evidence(text: str) -> dict[str, str]:
     per_proc = {}
     for proc, enabled in _enabled_on_world(text).items():
         served = {}
-        for _, comp in sorted(enabled, key=lambda item: item[0]):
-            if comp in wrappers:
+        for _, component in sorted(enabled, key=lambda item: item[0]):
+            if component in wrappers:
                 continue
-            for coll in provides.get(comp, collectives):
-                served[coll] = comp
+            for coll in provides.get(component, collectives):
+                served[coll] = component
         per_proc[proc] = served
     distinct = {tuple(sorted(s.items())) for s in per_proc.values()}
     if len(distinct) > 1:
@@ -88,7 +86,7 @@ def check_evidence(family: str, collective: str, name: str, output: str, *,
     if family in CVAR_FAMILIES:
         return _mpir_evidence(family, collective, name, output)
     if family == "mvapich2":
-        return f"unverified:{collective}:{name}"  # MVAPICH2 prints nothing to check
+        return _mpit_evidence(family, collective, name, output, version)
     raise AlgorithmError(f"unknown MPI family {family!r}; known: {', '.join(FAMILIES)}")
 
 
@@ -100,8 +98,8 @@ def _openmpi_evidence(collective: str, name: str, output: str, version: str | No
                             f"(OMPI_MCA_coll_base_verbose=9)")
     if name == DEFAULT:
         return f"{served}:{collective}:{DEFAULT}"
-    expected = component(collective, name, version)
-    wanted = library_name("openmpi", collective, name, version)
+    entry = table_entry("openmpi", collective, name, version)
+    expected, wanted = entry["component"], library_name("openmpi", collective, name, version)
     if served != expected:
         raise EvidenceError(
             f"Open MPI: {collective} was served by coll component '{served}', not "
@@ -142,3 +140,35 @@ def _mpir_evidence(family: str, collective: str, name: str, output: str) -> str:
         raise EvidenceError(f"{library} aborted in {fatal.group(1)} while running {collective} "
                             f"algorithm {name!r}: no evidence it ran; see the error stack")
     return f"mpir:{collective}:{name}"
+
+
+def _mpit_evidence(family: str, collective: str, name: str, output: str,
+                   version: str | None) -> str:
+    """MVAPICH2: the forced algorithm's MPI_T counter moved and no other one of the
+    collective did (but the stages it is known to call: ``also``). A library without such
+    counters proves nothing: the evidence says so (NO_EVIDENCE) instead of failing."""
+    try:
+        counters = mpit.parse_counters(output)
+    except mpit.MpitError as err:
+        raise EvidenceError(str(err)) from None
+    entry = table_entry(family, collective, name, version)
+    prefix = load_table(family)["counter_prefix"].format(collective=collective)
+    known = entry["counters"]
+    if name == DEFAULT:
+        if counters.matched == 0:
+            return f"{NO_EVIDENCE}:{collective}:{DEFAULT}"
+        ran = mpit.moved(counters, prefix, known)
+        return f"mpit:{collective}:{DEFAULT}:{'+'.join(prefix + n for n in ran) or 'none'}"
+    spec = entry["algorithms"][name]
+    expected = tuple(spec["counter"]) if isinstance(spec["counter"], list) else (spec["counter"],)
+    verdict = mpit.judge(counters, prefix, known, expected,
+                         (*entry.get("stages", ()), *spec.get("also", ())))
+    if verdict.outcome is mpit.Outcome.PROVEN:
+        return f"mpit:{collective}:{name}:{'+'.join(prefix + c for c in expected)}"
+    if verdict.outcome is mpit.Outcome.NO_COUNTERS:
+        return f"{NO_EVIDENCE}:{collective}:{name}"
+    forced = f"{entry['variable']}={spec['value']}"
+    hint = f"; known fallback: {spec['falls_back']}" if spec.get("falls_back") else ""
+    raise EvidenceError(f"{load_table(family)['library']} {collective} algorithm {name!r} "
+                        f"({forced}) not proven: {verdict.message}{hint}")
+
