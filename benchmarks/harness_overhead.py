@@ -1,0 +1,295 @@
+"""What the suite costs on top of OSU itself, measured in one process.
+
+    python benchmarks/harness_overhead.py [--repeat 5] [--cluster] [--no-verdict]
+
+(a) three tests (osu_latency intra_socket, osu_allreduce and osu_alltoall with the default
+    algorithm on 2 ranks, ``-m 8:8 -x 10 -i 1000``) through ``reframe`` vs the same three
+    OSU commands launched bare (no wrapper, no evidence output), and vs ReFrame's hpctestlib
+    ``osu_run`` with the same flags (``--hpctestlib-reframe``: the ``reframe`` of a
+    reframe-hpc 4.9 install, the last release that ships hpctestlib);
+(b) the default verdict set on ``local`` (and with ``--cluster`` on the mini-cluster, the whole
+    run in one Slurm allocation) vs the sum of the bare runtimes of exactly the OSU commands
+    the suite ran (read back from ReFrame's output directory);
+and the listing time of the default set on ``local`` and on a site of 4 partitions x 4
+environments (a dry-run fixture). Prints medians of ``--repeat`` rounds, each ratio and its
+target. Needs OSU registered (omb-setup) for the Open MPI environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+REFRAME = str(Path(sys.executable).parent / 'reframe')
+SETTINGS = str(REPO / 'reframe' / 'config' / 'settings.py')
+CHECKS = str(REPO / 'reframe' / 'checks')
+sys.path.insert(0, str(REPO / 'src'))
+
+from omb_suite import environs  # noqa: E402
+
+THREE = ['-n', 'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket%buffers=HH',
+         '-n', 'OsuCollective%case=osu_(allreduce|alltoall)/default%scale=2']
+FLAGS = ['-S', 'min_size=8', '-S', 'max_size=8', '-S', 'warmup=10', '-S', 'iterations=1000']
+#: Exports that exist only to prove what the suite checks (not part of a bare OSU run).
+EVIDENCE_VARS = ('OMPI_MCA_coll_base_verbose', 'OMPI_MCA_mpi_show_mca_params')
+TARGETS = {'three': 1.5, 'list_local': 1.5, 'list_4x4': 3.0, 'verdict': 1.15,
+           'node_minutes': 10.0}
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+          check: bool = True) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if check and out.returncode != 0:
+        raise SystemExit(f'failed ({out.returncode}): {shlex.join(cmd)}\n'
+                         f'{out.stdout[-3000:]}{out.stderr[-2000:]}')
+    return wall, out
+
+
+def reframe(work: Path, *args: str, env: dict[str, str] | None = None,
+            launcher: list[str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+    cmd = [*(launcher or []), REFRAME, '--nocolor', '-C', SETTINGS, '-c', CHECKS, '--prefix',
+           str(work / 'rfm'), *args]
+    return timed(cmd, env=dict(env or os.environ, OMB_RESULTS_DIR=str(work / 'results')),
+                 cwd=work)
+
+
+def bare_commands(output: Path) -> list[tuple[dict[str, str], str, Path]]:
+    """(environment, launch line without the rank wrapper, test dir) of every test that ran."""
+    found = []
+    for script in sorted(output.rglob('rfm_job.sh')):
+        env: dict[str, str] = {}
+        launch = None
+        for line in script.read_text().splitlines():
+            if m := re.match(r'export (\w+)=(.*)$', line):
+                if m[1] not in EVIDENCE_VARS:
+                    env[m[1]] = os.path.expandvars(m[2].strip('"'))
+            elif './omb_rank.sh' in line:
+                launch = re.sub(r'\./omb_rank\.sh( --gpu \S+ \S+)? ', '', line)
+        if launch:
+            found.append((env, launch, script.parent))
+    return found
+
+
+def run_bare(commands: list[tuple[dict[str, str], str, Path]]) -> float:
+    """Sum of the wall times of the bare launches (each in a scratch copy of its directory)."""
+    total = 0.0
+    for env, launch, where in commands:
+        wall, _ = timed(['bash', '-c', launch], env={**os.environ, **env}, cwd=where)
+        total += wall
+    return total
+
+
+HPCTESTLIB_CHECK = """
+import reframe as rfm
+from reframe.core.builtins import run_before
+from hpctestlib.microbenchmarks.mpi.osu import osu_run
+
+
+@rfm.simple_test
+class same_flags(osu_run):
+    valid_systems = ['*']
+    valid_prog_environs = ['*']
+
+    @run_before('run')
+    def same_sweep(self):
+        # hpctestlib asks -m 8 (sizes 1 to 8) and appends 'D D' to pt2pt runs: the suite's
+        # three runs ask one size, on host buffers
+        self.executable_opts = ['-m', '8:8', '-x', '10', '-i', '1000', '-c']
+        self.job.launcher.options = ['--map-by', 'core', '--bind-to', 'core']
+"""
+HPCTESTLIB_CONFIG = """
+site_configuration = {
+    'systems': [{'name': 'local', 'hostnames': ['.*'], 'partitions': [{
+        'name': 'default', 'scheduler': 'local', 'launcher': 'mpirun', 'max_jobs': 1,
+        'environs': ['osu'],
+        'env_vars': [['OMPI_ALLOW_RUN_AS_ROOT', '1'], ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+                     ['PATH', '%s:$PATH']]}]}],
+    'environments': [{'name': 'osu'}],
+}
+"""
+
+
+def section_hpctestlib(reframe49: str, repeat: int, osu_root: str) -> float:
+    """Median wall time of hpctestlib's osu_run for the same three programs and flags."""
+    mpi = Path(osu_root) / 'libexec' / 'osu-micro-benchmarks' / 'mpi'
+    walls = []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            (work / 'check.py').write_text(HPCTESTLIB_CHECK)
+            (work / 'config.py').write_text(HPCTESTLIB_CONFIG % (
+                f"{mpi / 'pt2pt'}:{mpi / 'collective'}"))
+            wall, out = timed([reframe49, '--nocolor', '-C', str(work / 'config.py'), '-c',
+                               str(work / 'check.py'), '--prefix', str(work / 'rfm'), '-n',
+                               'same_flags%benchmark_info=mpi.(pt2pt.osu_latency|collective.'
+                               'osu_allreduce|collective.osu_alltoall)', '-S', 'num_tasks=2',
+                               '-S', 'num_tasks_per_node=2', '-r'], cwd=work)
+            if len(re.findall(r'^\[ +OK \]', out.stdout, re.M)) != 3:
+                raise SystemExit(f'hpctestlib run did not pass 3 tests:\n{out.stdout[-3000:]}')
+            walls.append(wall)
+    return median(walls)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def section_three(repeat: int, env_name: str) -> dict[str, float]:
+    suite, bare = [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            wall, out = reframe(work, '--system', 'local', '-p', env_name, *THREE, *FLAGS, '-r')
+            ran = len(re.findall(r'^\[ +OK \]', out.stdout, re.M))
+            if ran != 3:
+                raise SystemExit(f'expected 3 tests to pass, got {ran}:\n{out.stdout[-3000:]}')
+            suite.append(wall)
+            bare.append(run_bare(bare_commands(work / 'rfm' / 'output')))
+    result = {'suite_s': median(suite), 'bare_s': median(bare)}
+    result['ratio'] = result['suite_s'] / result['bare_s']
+    return result
+
+
+def fake_site(tmp: Path) -> dict[str, str]:
+    """A site of 4 Slurm partitions x 4 environments over a fake OSU tree (for listing)."""
+    osu = tmp / 'osu'
+    from omb_suite import catalogue
+    for info in catalogue.catalogue().values():
+        exe = osu / 'libexec/osu-micro-benchmarks/mpi' / info.group / info.name
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        exe.write_text('#!/bin/sh\n')
+        exe.chmod(0o755)
+    parts = [{'name': f'p{i}', 'scheduler': 'slurm', 'launcher': 'srun',
+              'access': [f'--partition=p{i}'], 'environs': [f'env{j}' for j in range(4)],
+              'processor': {'num_cpus': 32 * (i + 1), 'num_cpus_per_core': 1,
+                            'num_cpus_per_socket': 16 * (i + 1), 'num_sockets': 2},
+              'extras': {'num_nodes': 4 * (i + 1)}} for i in range(4)]
+    (tmp / 'systems').mkdir()
+    (tmp / 'systems' / 'fake4x4.py').write_text(
+        'system = ' + repr({'name': 'fake4x4', 'hostnames': ['^never$'],
+                            'modules_system': 'nomod', 'partitions': parts}))
+    families = [('openmpi', '4.1.4'), ('mpich', '4.0.2'), ('openmpi', '5.0.3'),
+                ('mpich', '4.1.2')]
+    registry = tmp / 'environments.json'
+    registry.write_text(json.dumps({'version': 1, 'environments': [
+        {'name': f'env{j}', 'mpi_family': fam, 'mpi_version': ver, 'osu_root': str(osu),
+         'osu_version': '7.4', 'source': 'system'} for j, (fam, ver) in enumerate(families)]}))
+    return {**os.environ, 'OMB_SYSTEMS_PATH': str(tmp / 'systems'),
+            'OMB_ENVIRONMENTS_FILE': str(registry)}
+
+
+def section_listing(repeat: int) -> dict[str, float]:
+    local, site = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        env4 = fake_site(work)
+        for _ in range(repeat):
+            local.append(reframe(work, '--system', 'local', '-l')[0])
+            wall, out = reframe(work, '--system', 'fake4x4', '-l', env=env4)
+            site.append(wall)
+        cases = re.search(r'Found (\d+) check', out.stdout)
+    return {'local_s': median(local), '4x4_s': median(site),
+            '4x4_checks': float(cases.group(1)) if cases else -1}
+
+
+def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str] | None,
+                    mode: list[str]) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(dir=os.environ.get('OMB_CLUSTER_WORK')) as tmp:
+        work = Path(tmp)
+        wall, out = reframe(work, '--system', system, *mode, '-r', env=env, launcher=launcher)
+        summary = re.search(r'Ran (\d+)/(\d+) test case.*?\((\d+) failure', out.stdout)
+        commands = bare_commands(work / 'rfm' / 'output')
+        bare = run_bare(commands) if launcher is None else float('nan')
+    return {'suite_s': wall, 'bare_s': bare, 'ratio': wall / bare if bare == bare else 0.0,
+            'tests': float(summary.group(1)) if summary else -1,
+            'failures': float(summary.group(3)) if summary else -1,
+            'launches': float(len(commands))}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--repeat', type=int, default=5, help='rounds of (a) and listing (median)')
+    p.add_argument('--environ', default='system-openmpi', help='environment for (a)')
+    p.add_argument('--mode', default='', help='ReFrame mode for (b), e.g. quick')
+    p.add_argument('--no-verdict', action='store_true', help='skip (b) on local')
+    p.add_argument('--hpctestlib-reframe', metavar='REFRAME',
+                   help='reframe of a reframe-hpc 4.9 install, to time hpctestlib osu_run')
+    p.add_argument('--cluster', action='store_true',
+                   help='also (b) on the mini-cluster in one allocation (tests/cluster/up)')
+    args = p.parse_args()
+    if not any(e.get('osu_root') for e in environs.load_registry()):
+        raise SystemExit('no OSU registered: run omb-setup (or quickstart) first')
+    mode = ['--mode', args.mode] if args.mode else []
+    report: dict[str, dict[str, float]] = {}
+
+    report['three'] = section_three(args.repeat, args.environ)
+    print(f"(a) 3 tests: suite {report['three']['suite_s']:.2f} s, bare "
+          f"{report['three']['bare_s']:.2f} s: {report['three']['ratio']:.2f}x "
+          f"(target <= {TARGETS['three']}x)")
+    if args.hpctestlib_reframe:
+        root = next(e['osu_root'] for e in environs.load_registry()
+                    if e['name'] == args.environ)
+        hpc = section_hpctestlib(args.hpctestlib_reframe, args.repeat, root)
+        report['three']['hpctestlib_s'] = hpc
+        print(f"    hpctestlib osu_run, same programs and flags: {hpc:.2f} s: "
+              f"{hpc / report['three']['bare_s']:.2f}x bare")
+    else:
+        print('    hpctestlib osu_run: not measured (--hpctestlib-reframe <reframe of a '
+              'reframe-hpc 4.9 install>)')
+
+    report['listing'] = section_listing(args.repeat)
+    print(f"listing: local {report['listing']['local_s']:.2f} s (target <= "
+          f"{TARGETS['list_local']} s); 4 partitions x 4 environments "
+          f"{report['listing']['4x4_s']:.2f} s, {report['listing']['4x4_checks']:.0f} checks "
+          f"(target <= {TARGETS['list_4x4']} s)")
+
+    if not args.no_verdict:
+        report['verdict_local'] = v = section_verdict(None, 'local', None, mode)
+        print(f"(b) verdict set on local: {v['tests']:.0f} test cases, {v['failures']:.0f} "
+              f"failures, {v['launches']:.0f} launches; suite {v['suite_s']:.1f} s, bare OSU "
+              f"{v['bare_s']:.1f} s: {v['ratio']:.2f}x (target <= {TARGETS['verdict']}x)")
+    if args.cluster:
+        report['verdict_cluster'] = cluster_verdict(mode)
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+def cluster_verdict(mode: list[str]) -> dict[str, float]:
+    """The verdict set on the mini-cluster inside one `salloc -N 2`: Slurm jobs counted in the
+    controller's log, node-minutes = 2 nodes x the allocation's wall time."""
+    cdir = Path(os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster'))
+    env = {**os.environ, 'PATH': f"{REPO / 'tests/cluster/bin'}:{os.environ['PATH']}",
+           'SLURM_CONF': str(cdir / 'etc/slurm.conf'), 'OMB_CLUSTER_DIR': str(cdir)}
+    log = cdir / 'log' / 'slurmctld.log'
+    jobs_before = _job_ids(log)
+    os.environ['OMB_CLUSTER_WORK'] = str(cdir / 'work')
+    (cdir / 'work').mkdir(exist_ok=True)
+    v = section_verdict(env, 'minicluster:alloc',
+                        ['salloc', '-N', '2', '--exclusive', '-p', 'compute'], mode)
+    v['slurm_jobs'] = float(len(_job_ids(log) - jobs_before))
+    v['node_minutes'] = 2 * v['suite_s'] / 60
+    print(f"(b) verdict set on the mini-cluster, one allocation: {v['tests']:.0f} test cases, "
+          f"{v['failures']:.0f} failures, {v['slurm_jobs']:.0f} Slurm job(s) instead of "
+          f"{v['tests']:.0f}; {v['suite_s']:.1f} s = {v['node_minutes']:.1f} node-minutes "
+          f"(target 1 job, <= {TARGETS['node_minutes']} node-minutes)")
+    return v
+
+
+def _job_ids(log: Path) -> set[str]:
+    return set(re.findall(r'JobId=(\d+)', log.read_text())) if log.exists() else set()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
