@@ -159,3 +159,13 @@ def test_lock_without_osu_is_refused(tmp_path):
     lock_path.write_text(json.dumps(lock))
     with pytest.raises(spack_envs.SpackSetupError, match='no osu-micro-benchmarks root'):
         spack_envs.registry_entry(repo, lock_path.parent)
+
+
+def test_spec_of_a_microarchitecture_lock_names_the_target(tmp_path):
+    """A real lock of the bootstrapped Spack 1.1 on a zen2 VM stores targets as dicts."""
+    repo = built_checkout(tmp_path, ['openmpi'])
+    shutil.copy(LOCKS / 'openmpi-zen2.spack.lock', repo / 'spack/environments/openmpi/spack.lock')
+    entry = spack_envs.registry_entry(repo, repo / 'spack/environments/openmpi')
+    assert entry['osu_spec'] == ('osu-micro-benchmarks@7.4~cuda~papi~rocm build_system=autotools '
+                                 'arch=linux-debian12-zen2 /vj2wlps')
+    assert entry['mpi_spec'].endswith('arch=linux-debian12-x86_64 /d2lqwco')  # the external

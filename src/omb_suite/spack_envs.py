@@ -134,8 +134,11 @@ def spec_string(spec: dict[str, Any]) -> str:
         elif isinstance(value, str):
             pairs.append(f'{key}={value}')
     arch = spec.get('arch', {})
+    # A microarchitecture (zen2) is stored as a dict with its features; a generic one as a name.
+    target = arch.get('target')
+    target = target.get('name') if isinstance(target, dict) else target
     words = [f'{spec["name"]}@{spec["version"]}{"".join(flags)}', *pairs,
-             f'arch={arch.get("platform")}-{arch.get("platform_os")}-{arch.get("target")}',
+             f'arch={arch.get("platform")}-{arch.get("platform_os")}-{target}',
              f'/{spec["hash"][:7]}']
     return ' '.join(words)
 
