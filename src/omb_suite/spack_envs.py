@@ -1,5 +1,5 @@
-"""The Spack side of ``omb-setup``: our environment folders, building them, and turning a
-built one (its ``spack.lock`` and view) into an entry of the environment registry.
+"""The Spack side of ``omb-setup``: our environment folders, how to run Spack on them, and
+turning a built one (its ``spack.lock`` and view) into an entry of the environment registry.
 
 Reading ``spack.lock`` instead of asking Spack keeps registration possible where Spack is
 not installed (e.g. a login node sharing the build node's file system) and testable.
@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -91,18 +90,11 @@ def write_mirror_scope(repo: Path, mirror: Path) -> Path:
                               f'create one with `spack mirror create -d {mirror} ...`')
     scope = repo / '.omb' / 'spack-config'
     scope.mkdir(parents=True, exist_ok=True)
-    mirrors = {'mirrors': {'omb-setup-mirror': mirror.resolve().as_uri()}}
+    # Source only: a source mirror has no build cache for Spack to look for.
+    mirrors = {'mirrors': {'omb-setup-mirror': {'url': mirror.resolve().as_uri(),
+                                                'binary': False}}}
     (scope / 'mirrors.yaml').write_text(yaml.safe_dump(mirrors))
     return scope
-
-
-def build(argv: list[str], env: dict, env_dir: Path, install_args: list[str]) -> None:
-    """Concretize and install one environment (writes its spack.lock and view)."""
-    for step in (['concretize'], ['install', '--fail-fast', *install_args]):
-        cmd = [*argv, '-e', str(env_dir), *step]
-        print('+', ' '.join(cmd), flush=True)
-        if subprocess.run(cmd, env=env).returncode != 0:
-            raise SpackSetupError(f'`{" ".join(cmd)}` failed; see the Spack output above')
 
 
 def view_dir(env_dir: Path) -> Path:
