@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,47 @@ def cuda_aware_mpi_bin(tmp: Path) -> Path:
         '#!/bin/sh\necho mca:mpi:base:param:mpi_built_with_cuda_support:value:true\n')
     (cuda_bin / 'ompi_info').chmod(0o755)
     return cuda_bin
+
+
+#: Debian's MPI libraries, when installed (tests running real MPI skip without them).
+OPENMPI = shutil.which('mpicc') and shutil.which('ompi_info')
+MPICH = shutil.which('mpicc.mpich') and shutil.which('mpirun.mpich')
+
+
+def mpich_prefix(root: Path) -> Path:
+    """A prefix whose bin/ holds MPICH's wrappers under their plain names."""
+    bin_dir = root / 'mpich' / 'bin'
+    bin_dir.mkdir(parents=True)
+    for name in ('mpicc', 'mpicxx', 'mpirun', 'mpiexec'):
+        (bin_dir / name).symlink_to(shutil.which(f'{name}.mpich'))
+    # hydra starts its proxy from the directory mpiexec was run from
+    (bin_dir / 'hydra_pmi_proxy').symlink_to(shutil.which('hydra_pmi_proxy'))
+    return bin_dir
+
+
+def system_registry(tmp: Path, osu_openmpi: str | None = None,
+                    osu_mpich: str | None = None) -> Path:
+    """A registry of the Debian MPIs installed here, with the given OSU prefixes."""
+    entries = []
+    if OPENMPI:
+        entries.append({'name': 'system-openmpi', 'mpi_family': 'openmpi',
+                        'osu_root': osu_openmpi, 'source': 'system'})
+    if MPICH:
+        entries.append({'name': 'system-mpich', 'mpi_family': 'mpich',
+                        'osu_root': osu_mpich, 'path': [str(mpich_prefix(tmp))],
+                        'source': 'system'})
+    return write_registry(tmp / 'environments.json', entries)
+
+
+def perflog(tmp: Path, test: str) -> list[dict[str, str]]:
+    """The rows of a perflog written by :func:`run_reframe` in ``tmp``."""
+    path = tmp / 'results' / 'local' / 'default' / f'{test}.log'
+    header, *rows = path.read_text().splitlines()
+    cols = header.split('|')
+    return [dict(zip(cols, r.split('|'), strict=True)) for r in rows]
+
+
+def osu_root_from(var: str) -> str | None:
+    """An OSU prefix named by environment variable ``var``, if it exists."""
+    root = os.environ.get(var)
+    return root if root and Path(root).is_dir() else None

@@ -7,14 +7,11 @@ reason printed otherwise.
 
 from __future__ import annotations
 
-import os
-import shutil
 from functools import partial
-from pathlib import Path
 
 import pytest
 import rfm_helpers
-from rfm_helpers import REPO, write_registry
+from rfm_helpers import MPICH, OPENMPI, REPO, osu_root_from, perflog, system_registry
 
 #: Only the check files these tests need (loading all of them takes much longer).
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
@@ -22,44 +19,11 @@ run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'os
 
 pytestmark = pytest.mark.e2e
 
-OPENMPI = shutil.which('mpicc') and shutil.which('ompi_info')
-MPICH = shutil.which('mpicc.mpich') and shutil.which('mpirun.mpich')
-
-
-def mpich_prefix(root: Path) -> Path:
-    """A prefix whose bin/ holds MPICH's wrappers under their plain names."""
-    bin_dir = root / 'mpich' / 'bin'
-    bin_dir.mkdir(parents=True)
-    for name in ('mpicc', 'mpicxx', 'mpirun', 'mpiexec'):
-        (bin_dir / name).symlink_to(shutil.which(f'{name}.mpich'))
-    # hydra starts its proxy from the directory mpiexec was run from
-    (bin_dir / 'hydra_pmi_proxy').symlink_to(shutil.which('hydra_pmi_proxy'))
-    return bin_dir
-
-
-def registry(tmp: Path, osu_openmpi: str | None = None, osu_mpich: str | None = None):
-    entries = []
-    if OPENMPI:
-        entries.append({'name': 'system-openmpi', 'mpi_family': 'openmpi',
-                        'osu_root': osu_openmpi, 'source': 'system'})
-    if MPICH:
-        entries.append({'name': 'system-mpich', 'mpi_family': 'mpich',
-                        'osu_root': osu_mpich, 'path': [str(mpich_prefix(tmp))],
-                        'source': 'system'})
-    return write_registry(tmp / 'environments.json', entries)
-
-
-def perflog(tmp: Path, test: str) -> list[dict[str, str]]:
-    path = tmp / 'results' / 'local' / 'default' / f'{test}.log'
-    header, *rows = path.read_text().splitlines()
-    cols = header.split('|')
-    return [dict(zip(cols, r.split('|'), strict=True)) for r in rows]
-
 
 @pytest.mark.skipif(not (OPENMPI or MPICH), reason='no Debian MPI installed')
 def test_placement_probe_runs_and_holds(tmp_path):
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'PlacementProbe', '-r',
-                      registry=registry(tmp_path))
+                      registry=system_registry(tmp_path))
     assert out.returncode == 0, out.stdout + out.stderr
     assert '[       OK ]' in out.stdout
     assert "needs 2 nodes but the partition has 1" in out.stdout
@@ -76,7 +40,7 @@ def test_placement_probe_runs_and_holds(tmp_path):
 @pytest.mark.skipif(not (OPENMPI or MPICH), reason='no Debian MPI installed')
 def test_wrong_binding_is_caught_with_both_placements_shown(tmp_path):
     out = run_reframe(tmp_path, '--system', 'trap', '-n', 'PlacementProbe', '-r',
-                      registry=registry(tmp_path),
+                      registry=system_registry(tmp_path),
                       extra_env={'OMB_SYSTEMS_PATH': str(REPO / 'tests/data/systems')})
     assert out.returncode != 0
     assert "placement 'intra_socket' does not hold: both ranks are bound to the same " \
@@ -84,21 +48,16 @@ def test_wrong_binding_is_caught_with_both_placements_shown(tmp_path):
     assert 'rank 0: host=' in out.stdout and 'rank 1: host=' in out.stdout
 
 
-def _osu(var: str) -> str | None:
-    root = os.environ.get(var)
-    return root if root and Path(root).is_dir() else None
-
-
 @pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
 def test_osu_pt2pt_intra_socket_openmpi(tmp_path):
-    root = _osu('OSU_ROOT')
+    root = osu_root_from('OSU_ROOT')
     if not root:
         pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI> '
                     '(see docs/spack.md) to run the OSU point-to-point checks end to end')
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuPt2Pt', '-E',
                       "placement=='intra_socket' and benchmark in ('osu_latency', 'osu_bw')",
                       '-p', 'system-openmpi', '-S', 'iterations=100', '-S', 'warmup=10', '-r',
-                      registry=registry(tmp_path, osu_openmpi=root))
+                      registry=system_registry(tmp_path, osu_openmpi=root))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = perflog(tmp_path, 'OsuPt2Pt')
     by_var = {(r['benchmark'], r['perf_var']): r for r in rows}
@@ -115,14 +74,14 @@ def test_osu_pt2pt_intra_socket_openmpi(tmp_path):
 
 @pytest.mark.skipif(not MPICH, reason='Debian MPICH not installed')
 def test_osu_latency_intra_socket_mpich(tmp_path):
-    root = _osu('OSU_ROOT_MPICH')
+    root = osu_root_from('OSU_ROOT_MPICH')
     if not root:
         pytest.skip('OSU for MPICH not present: set OSU_ROOT_MPICH=<OSU prefix built with '
                     'MPICH> to run it end to end')
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuPt2Pt', '-E',
                       "placement=='intra_socket' and benchmark=='osu_latency'",
                       '-p', 'system-mpich', '-S', 'iterations=100', '-S', 'warmup=10', '-r',
-                      registry=registry(tmp_path, osu_mpich=root))
+                      registry=system_registry(tmp_path, osu_mpich=root))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = perflog(tmp_path, 'OsuPt2Pt')
     assert {r['mpi_family'] for r in rows} == {'mpich'}

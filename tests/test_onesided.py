@@ -7,8 +7,14 @@ from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, write_registry
-from test_e2e_local import OPENMPI, _osu, perflog, registry
+from rfm_helpers import (
+    OPENMPI,
+    fake_osu_tree,
+    osu_root_from,
+    perflog,
+    system_registry,
+    write_registry,
+)
 from testdata import DATA, real_output
 
 from omb_suite import parsing
@@ -61,7 +67,7 @@ def test_only_accepted_combinations_are_generated(tmp_path):
 @pytest.mark.e2e
 @pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
 def test_one_sided_runs_on_local(tmp_path):
-    root = _osu('OSU_ROOT')
+    root = osu_root_from('OSU_ROOT')
     if not root:
         pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
     out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuOneSided', '-E',
@@ -69,7 +75,8 @@ def test_one_sided_runs_on_local(tmp_path):
                       "('osu_put_latency', 'dynamic', 'pscw'), ('osu_put_bibw', 'create', "
                       "'fence'), ('osu_cas_latency', 'allocate', 'lock'))",
                       '-p', 'system-openmpi', '-S', 'iterations=100', '-S', 'warmup=10',
-                      '-S', 'max_size=1024', '-r', registry=registry(tmp_path, osu_openmpi=root))
+                      '-S', 'max_size=1024', '-r',
+                      registry=system_registry(tmp_path, osu_openmpi=root))
     assert out.returncode == 0, out.stdout + out.stderr
     rows = {(r['benchmark'], r['perf_var']): r for r in perflog(tmp_path, 'OsuOneSided')}
     put = rows[('osu_put_latency', 'latency_8')]

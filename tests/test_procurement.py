@@ -7,8 +7,14 @@ from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import cuda_aware_mpi_bin, fake_osu_tree, job_scripts, write_registry
-from test_e2e_local import OPENMPI, _osu
+from rfm_helpers import (
+    OPENMPI,
+    cuda_aware_mpi_bin,
+    fake_osu_tree,
+    job_scripts,
+    osu_root_from,
+    write_registry,
+)
 from testdata import DATA
 
 from omb_suite import procurement
@@ -107,7 +113,7 @@ def test_dry_run_procurement_rules_on_gpu_system(tmp_path):
 @pytest.mark.e2e
 @pytest.mark.skipif(not (OPENMPI and shutil.which('mpirun')), reason='Open MPI not installed')
 def test_procurement_table_from_a_fresh_local_run(tmp_path, capsys):
-    root = _osu('OSU_ROOT')
+    root = osu_root_from('OSU_ROOT')
     if not root:
         pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
     out = run_reframe(tmp_path, '--system', 'local', '--mode', 'procurement', '-n',

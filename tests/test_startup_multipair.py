@@ -8,8 +8,15 @@ from functools import partial
 
 import pytest
 import rfm_helpers
-from rfm_helpers import fake_osu_tree, job_scripts, write_registry
-from test_e2e_local import OPENMPI, _osu, perflog, registry
+from rfm_helpers import (
+    OPENMPI,
+    fake_osu_tree,
+    job_scripts,
+    osu_root_from,
+    perflog,
+    system_registry,
+    write_registry,
+)
 from testdata import DATA, real_output
 
 from omb_suite import parsing
@@ -92,10 +99,10 @@ def test_node_counts_beyond_the_partition_are_skipped(tmp_path, fake_registry):
 @pytest.mark.e2e
 @pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
 def test_startup_and_pairs_on_local(tmp_path):
-    root = _osu('OSU_ROOT')
+    root = osu_root_from('OSU_ROOT')
     if not root:
         pytest.skip('OSU not present: set OSU_ROOT=<OSU 7.x prefix built with Open MPI>')
-    reg = registry(tmp_path, osu_openmpi=root)
+    reg = system_registry(tmp_path, osu_openmpi=root)
     common = ('--system', 'local', '-p', 'system-openmpi', '-S', 'iterations=100',
               '-S', 'warmup=10', '-S', 'max_size=1024', '-r')
     out = run_reframe(tmp_path, *common, '-n', 'OsuStartup', '-E', 'nodes == 1',
