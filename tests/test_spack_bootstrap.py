@@ -279,7 +279,7 @@ def test_download_failure_says_how_to_use_a_mirror(machine, monkeypatch, capsys)
 
 def test_fingerprint_covers_the_recipe(machine):
     env_dir = machine.repo / 'spack/environments/openmpi'
-    spack = spack_bootstrap.Spack('spack', {}, bootstrapped=False)
+    spack = spack_bootstrap.Spack('spack', {})
     before = spack_build.fingerprint(machine.repo, env_dir, 'local', spack)
     recipe = next((machine.repo / 'spack/repo').rglob('package.py'))
     script(recipe, recipe.read_text() + '\n# changed\n')

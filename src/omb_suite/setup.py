@@ -208,7 +208,7 @@ def choose_spack(args: argparse.Namespace, repo: Path, names: list[str],
     user = find_spack(args.spack)
     if user is not None:
         check_spack_version(user, repo)
-        return Spack(user, {}, bootstrapped=False)
+        return Spack(user, {})
     if not names:
         return None
     progress.say('no spack on PATH: using the Spack pinned in spack/pins.yaml, in '

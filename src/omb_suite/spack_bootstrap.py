@@ -47,7 +47,6 @@ class Spack:
 
     executable: str
     env: dict[str, str]
-    bootstrapped: bool
 
 
 @dataclass(frozen=True)
@@ -75,7 +74,11 @@ def pins(repo: Path) -> dict[str, Pin]:
 
 
 def git(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run(['git', *map(str, args)], capture_output=True, text=True)
+    try:
+        return subprocess.run(['git', *map(str, args)], capture_output=True, text=True)
+    except FileNotFoundError as err:
+        raise SpackSetupError('git is not installed; it fetches Spack: apt-get install git '
+                              '(scripts/install-deps.sh does)') from err
 
 
 def head(dest: Path) -> str | None:
@@ -142,7 +145,7 @@ def spack_python(environ: Mapping[str, str]) -> str:
 def spack_of(repo: Path, python: str) -> Spack:
     """The bootstrapped Spack's program and environment (whether or not it exists yet)."""
     base = root(repo)
-    return Spack(executable=str(base / 'spack' / 'bin' / 'spack'), bootstrapped=True, env={
+    return Spack(executable=str(base / 'spack' / 'bin' / 'spack'), env={
         'SPACK_PYTHON': python,
         'SPACK_USER_CONFIG_PATH': str(base / 'config'),
         'SPACK_USER_CACHE_PATH': str(base / 'cache'),

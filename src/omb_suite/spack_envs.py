@@ -25,7 +25,6 @@ MPI_FAMILIES = {
     'mvapich-plus': 'mvapich-plus',
 }
 OSU_PACKAGE = 'osu-micro-benchmarks'
-DEFAULT_ENV = 'openmpi'
 DEFAULT_SITE = 'local'
 #: Environment variable our spack.yaml files read to include another sites/<site> folder.
 SITE_DIR_VAR = 'OMB_SPACK_SITE_DIR'
