@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Install what the suite needs on a fresh Debian/Ubuntu machine, idempotently:
-#   - Debian packages: Open MPI, MPICH, hwloc (and, with --cluster, Slurm + munge;
-#     with --browser, Chromium for the report test)
+#   - Debian packages: Open MPI, MPICH, hwloc, what Spack needs to build OSU (its
+#     documented prerequisites: git, compilers, patch, archivers), and with --cluster
+#     Slurm + munge, with --browser Chromium for the report test
 #   - a Python virtual environment in .venv with this package and its tools.
 # Without root, the apt step is skipped with a note (install the packages yourself).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc build-essential)
+pkgs=(openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc build-essential
+      git gfortran patch file bzip2 xz-utils unzip zstd ca-certificates)
 for arg in "$@"; do
   case "$arg" in
     --cluster) pkgs+=(slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux) ;;

@@ -1,15 +1,29 @@
 #!/usr/bin/env bash
-# Set up this machine and run the suite on the `local` system.
+# Set up this machine, build OSU with our Spack recipe, and run the suite on `local`.
 #
-#   bash scripts/quickstart.sh [extra reframe options, e.g. --mode quick]
+#   bash scripts/quickstart.sh [--no-build] [extra reframe options, e.g. --mode quick]
 #
 # 1. installs Debian MPI packages and a Python venv (scripts/install-deps.sh);
-# 2. `omb-setup` registers the MPI libraries and OSU builds it finds (Spack environments
-#    when spack is on PATH, or $OSU_ROOT) as ReFrame programming environments, and says
-#    clearly how to get OSU when there is none;
+# 2. `omb-setup` registers the MPI libraries as ReFrame programming environments and, for
+#    each one without OSU, builds OSU with our Spack recipe: with the spack on PATH, or the
+#    Spack pinned in spack/pins.yaml, fetched into .omb/spack on first use (about 5 minutes
+#    the first time; a second run reuses everything). Without network, set OMB_SPACK_GIT,
+#    OMB_SPACK_PACKAGES_GIT and OMB_SPACK_MIRROR (docs/spack.md). --no-build (or
+#    OMB_NO_BUILD=1) builds nothing: without OSU only the placement probe runs;
 # 3. runs every check on `local`; perflogs land in perflogs/local/default/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$SECONDS
+setup_args=()
+reframe_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --no-build) setup_args+=(--no-build) ;;
+    *) reframe_args+=("$arg") ;;
+  esac
+done
 bash scripts/install-deps.sh
-.venv/bin/omb-setup
-exec .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system local -r "$@"
+.venv/bin/omb-setup "${setup_args[@]}"
+echo "== quickstart: set up in $((SECONDS - start)) s; running the suite"
+exec .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system local -r \
+  "${reframe_args[@]}"

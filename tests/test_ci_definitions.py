@@ -1,53 +1,153 @@
-"""The CI definitions parse and every command they run exists in the repository."""
+"""The CI definitions and the README's first command, run for real with stand-ins.
+
+Each test copies the script under test into a sandbox where every program it calls
+(scripts/*, .ci/run, tests/cluster/*, .venv/bin/*, `ip`, `id`) is a stand-in that logs its
+arguments, then runs it with bash: what is checked is what the script does (which commands,
+in which order, with which arguments, what happens on failure), not what its text contains.
+"""
 
 from __future__ import annotations
 
 import re
-import shlex
+import shutil
+import subprocess
+from pathlib import Path
 
+import pytest
 import yaml
+from setup_helpers import script
 from testdata import REPO
 
-
-def _commands(script_lines: list[str]) -> list[str]:
-    """The program each script line starts (after `bash`, env assignments)."""
-    out = []
-    for line in script_lines:
-        words = [w for w in shlex.split(line) if not re.match(r'^[A-Z_]+=', w)]
-        if words and words[0] == 'bash':
-            words = words[1:]
-        if words:
-            out.append(words[0])
-    return out
+LOGGER = 'echo "$(basename "$0") $*" >> "$STANDIN_LOG"; exit "${STANDIN_RC:-0}"'
 
 
-def _exists(cmd: str) -> bool:
-    if cmd.startswith('.venv/bin/'):
-        name = cmd.removeprefix('.venv/bin/')
-        pyproject = (REPO / 'pyproject.toml').read_text()
-        return name in ('reframe', 'python') or f'{name} = ' in pyproject
-    return (REPO / cmd).is_file()
-
-
-def test_gitlab_ci_parses_and_references_existing_commands():
-    ci = yaml.safe_load((REPO / '.gitlab-ci.yml').read_text())
-    jobs = {k: v for k, v in ci.items() if isinstance(v, dict) and 'script' in v}
-    assert set(jobs) == {'unit-tests', 'suite-and-gate'}
-    for job in jobs.values():
-        assert job['stage'] in ci['stages']
-        for cmd in _commands(job['script'] + job.get('after_script', [])):
-            assert _exists(cmd), f'{cmd} does not exist in the repository'
-
-
-def test_github_workflow_runs_ci_entry_point():
-    wf = yaml.safe_load((REPO / '.github/workflows/ci.yml').read_text())
-    steps = wf['jobs']['ci']['steps']
-    assert any('bash .ci/run' in s.get('run', '') for s in steps)
-    assert (REPO / '.ci/run').is_file()
-
-
-def test_ci_run_calls_the_readme_test_command():
+def readme_commands() -> list[str]:
+    """The commands of README's "Two commands on a fresh machine" block."""
     readme = (REPO / 'README.md').read_text()
-    ci_run = (REPO / '.ci/run').read_text()
-    assert 'bash scripts/run-tests.sh' in readme and 'bash scripts/run-tests.sh' in ci_run
-    assert 'bash scripts/quickstart.sh' in readme and 'bash scripts/quickstart.sh' in ci_run
+    section = readme.split('## Two commands on a fresh machine', 1)[1]
+    block = re.search(r'```bash\n(.*?)```', section, re.S)[1]
+    return [line.split('#')[0].strip() for line in block.splitlines() if line.strip()]
+
+
+def console_scripts() -> list[str]:
+    text = (REPO / 'pyproject.toml').read_text()
+    return re.findall(r'^([\w-]+) = "', text.split('[project.scripts]')[1], re.M)
+
+
+class Sandbox:
+    """A directory holding the script under test and logging stand-ins of its commands."""
+
+    def __init__(self, root: Path, real: list[str]) -> None:
+        self.root, self.log = root, root / 'calls.log'
+        for rel in real:
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / rel, target)
+        standins = [p.relative_to(REPO) for pattern in ('scripts/*', '.ci/*', 'tests/cluster/*')
+                    for p in REPO.glob(pattern) if p.is_file()]
+        standins += [Path('.venv/bin') / n for n in ('reframe', 'python', *console_scripts())]
+        for rel in standins:
+            if str(rel) not in real:
+                script(root / rel, LOGGER)
+        script(root / 'bin' / 'ip', 'exit "${STANDIN_IP_RC:-1}"')
+        script(root / 'bin' / 'id', 'echo "${STANDIN_UID:-1000}"')
+
+    def run(self, command: str, **env: str) -> subprocess.CompletedProcess:
+        environ = {'PATH': f'{self.root / "bin"}:/usr/bin:/bin', 'STANDIN_LOG': str(self.log),
+                   'HOME': str(self.root), **env}
+        return subprocess.run(['bash', '-c', command], cwd=self.root, env=environ,
+                              capture_output=True, text=True)
+
+    def calls(self) -> list[str]:
+        return [c.strip() for c in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+def test_readme_names_the_two_commands():
+    assert readme_commands() == ['bash scripts/quickstart.sh', 'bash scripts/run-tests.sh']
+
+
+def test_ci_runs_the_readme_commands_without_a_build_when_it_has_no_sources(tmp_path):
+    box = Sandbox(tmp_path, ['.ci/run'])
+    done = box.run('bash .ci/run')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert box.calls() == ['install-deps.sh --cluster --browser',
+                           'quickstart.sh --no-build --mode quick', 'run-tests.sh']
+    assert 'SKIP mini-cluster: not root' in done.stdout
+    assert 'OMB_SPACK_MIRROR not set: no OSU build' in done.stdout
+
+
+def test_ci_builds_osu_when_given_spack_sources(tmp_path):
+    box = Sandbox(tmp_path, ['.ci/run'])
+    sources = {'OMB_SPACK_GIT': '/srv/spack.git', 'OMB_SPACK_PACKAGES_GIT': '/srv/pk.git',
+               'OMB_SPACK_MIRROR': '/srv/mirror'}
+    assert box.run('bash .ci/run', **sources).returncode == 0
+    assert 'quickstart.sh --mode quick' in box.calls()
+
+
+def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):
+    box = Sandbox(tmp_path, ['.ci/run'])
+    script(tmp_path / 'scripts/quickstart.sh', f'{LOGGER.replace("${STANDIN_RC:-0}", "3")}')
+    done = box.run('bash .ci/run', STANDIN_UID='0', STANDIN_IP_RC='0')
+    assert done.returncode == 3
+    assert box.calls() == ['install-deps.sh --cluster --browser', 'up',
+                           'quickstart.sh --no-build --mode quick', 'down']
+
+
+@pytest.mark.parametrize(('args', 'setup', 'reframe'), [
+    ('--mode quick -n OsuPt2Pt', 'omb-setup', '--mode quick -n OsuPt2Pt'),
+    ('--no-build --mode quick', 'omb-setup --no-build', '--mode quick'),
+])
+def test_quickstart_gives_no_build_to_omb_setup_and_the_rest_to_reframe(tmp_path, args,
+                                                                         setup, reframe):
+    box = Sandbox(tmp_path, ['scripts/quickstart.sh'])
+    done = box.run(f'bash scripts/quickstart.sh {args}')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert box.calls() == ['install-deps.sh', setup, 'reframe -C reframe/config/settings.py '
+                           f'-c reframe/checks --system local -r {reframe}']
+
+
+def test_quickstart_stops_when_setup_fails(tmp_path):
+    box = Sandbox(tmp_path, ['scripts/quickstart.sh'])
+    script(tmp_path / '.venv/bin/omb-setup', LOGGER.replace('${STANDIN_RC:-0}', '1'))
+    assert box.run('bash scripts/quickstart.sh --mode quick').returncode == 1
+    assert box.calls() == ['install-deps.sh', 'omb-setup']
+
+
+def gitlab_jobs() -> dict[str, dict]:
+    ci = yaml.safe_load((REPO / '.gitlab-ci.yml').read_text())
+    return {k: v for k, v in ci.items() if isinstance(v, dict) and 'script' in v}
+
+
+def test_gitlab_jobs_run_our_commands_with_their_variables(tmp_path):
+    ci = yaml.safe_load((REPO / '.gitlab-ci.yml').read_text())
+    jobs = gitlab_jobs()
+    assert set(jobs) == {'unit-tests', 'suite-and-gate'}
+    assert all(job['stage'] in ci['stages'] for job in jobs.values())
+    box = Sandbox(tmp_path, [])
+    for job in jobs.values():
+        for line in job['script'] + job.get('after_script', []):
+            done = box.run(line, **{k: str(v) for k, v in ci['variables'].items()})
+            assert done.returncode == 0, f'{line}: {done.stderr}'
+    assert box.calls() == ['run-tests.sh -m not cluster',
+                           'cluster-ci.sh mycluster nightly --mode nightly',
+                           'omb-review report /shared/omb-results/mycluster -o review/']
+
+
+def test_github_workflow_runs_the_ci_entry_point_on_debian(tmp_path):
+    wf = yaml.safe_load((REPO / '.github/workflows/ci.yml').read_text())
+    job = wf['jobs']['ci']
+    assert job['container']['image'] == 'debian:12'
+    box = Sandbox(tmp_path, [])
+    script(tmp_path / '.ci/run', 'echo "run CI=$CI" >> "$STANDIN_LOG"')
+    runs = [s['run'] for s in job['steps'] if '.ci/run' in s.get('run', '')]
+    assert len(runs) == 1
+    assert box.run(runs[0]).returncode == 0
+    assert box.calls() == ['run CI=true']
+
+
+def test_stand_ins_cover_every_program_the_ci_calls():
+    """A new program called by .ci/run must get a stand-in here, or the tests above lie."""
+    text = (REPO / '.ci/run').read_text()
+    called = set(re.findall(r'(?:bash |^|\s)((?:scripts|tests/cluster)/[\w./-]+)', text, re.M))
+    assert called <= {str(p.relative_to(REPO)) for pattern in ('scripts/*', 'tests/cluster/*')
+                      for p in REPO.glob(pattern)}

@@ -7,7 +7,9 @@ that :mod:`omb_suite.environs` turns into ReFrame programming environments, so n
 * the system MPIs (Debian/Ubuntu Open MPI and MPICH), with OSU from ``$OSU_ROOT`` or
   ``--osu-root FAMILY=PREFIX``;
 * every built Spack environment of ``spack/environments`` (its view is the OSU prefix),
-  after building the chosen ones when ``spack`` is available.
+  after building the chosen ones (by default one per system MPI without OSU) with the
+  ``spack`` on ``PATH`` or the pinned one (:mod:`omb_suite.spack_bootstrap`), reusing those
+  built before from the same files (:mod:`omb_suite.spack_build`).
 """
 
 from __future__ import annotations
@@ -16,13 +18,16 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import environs, mpilib, spack_envs
+from omb_suite import environs, mpilib, spack_bootstrap, spack_build, spack_envs
+from omb_suite.progress import Progress
+from omb_suite.spack_bootstrap import Spack
 from omb_suite.spack_envs import SpackSetupError
 
 OSU_MPI_DIR = Path('libexec') / 'osu-micro-benchmarks' / 'mpi'
@@ -40,14 +45,14 @@ PROBES = {'openmpi': ('ompi_info', 'libmpi.so'), 'mpich': ('mpichversion', 'libm
 
 NO_OSU_MESSAGE = """\
 omb-setup: no OSU Micro-Benchmarks found for any MPI: only the placement probe can run.
-Get OSU one of these ways, then run omb-setup again:
-  1. An OSU you built against one of the MPIs above (./configure CC=<its mpicc>):
+Get OSU one of these ways:
+  1. Let omb-setup build it with our Spack recipe: run it without --no-build (and without
+     OMB_NO_BUILD). With no spack on PATH it fetches the Spack 1.1 pinned in spack/pins.yaml
+     into .omb/spack; without network set OMB_SPACK_GIT, OMB_SPACK_PACKAGES_GIT and
+     OMB_SPACK_MIRROR (docs/spack.md, "Offline and air-gapped").
+  2. An OSU you built against one of the MPIs above (./configure CC=<its mpicc>):
        OSU_ROOT=/path/to/osu/prefix omb-setup
        omb-setup --osu-root mpich=/path/to/osu/prefix      (one per MPI family)
-  2. Spack 1.1 builds it (versions pinned in spack/pins.yaml; docs/spack.md):
-       git clone --depth 1 -b v1.1.0 https://github.com/spack/spack.git ~/spack
-       . ~/spack/share/spack/setup-env.sh
-       omb-setup                       (builds spack/environments/openmpi, site 'local')
 """
 
 
@@ -186,24 +191,40 @@ def check_spack_version(spack: str, repo: Path) -> None:
               f'is tested with Spack {pinned} (spack/pins.yaml)')
 
 
-def spack_entries(args: argparse.Namespace, repo: Path) -> list[dict[str, Any]]:
-    """Build the chosen environments (when Spack is here), then register every built one."""
-    spack = None if args.no_spack else find_spack(args.spack)
-    names = args.env or [spack_envs.DEFAULT_ENV]
+def default_envs(repo: Path, lacking: list[str]) -> list[str]:
+    """The CPU environment of each system MPI family that has no OSU (``openmpi``, ``mpich``)."""
+    return [family for family in lacking if family in spack_envs.environment_names(repo)]
+
+
+def choose_spack(args: argparse.Namespace, repo: Path, names: list[str],
+                 progress: Progress) -> Spack | None:
+    """The user's spack (--spack, PATH); else the pinned one, bootstrapped when there is work."""
+    if args.no_spack or args.no_build:
+        return None
+    user = find_spack(args.spack)
+    if user is not None:
+        check_spack_version(user, repo)
+        return Spack(user, {})
+    if not names:
+        return None
+    progress.say('no spack on PATH: using the Spack pinned in spack/pins.yaml, in '
+                 f'{spack_bootstrap.root(repo)}')
+    return spack_bootstrap.bootstrap(repo, progress)
+
+
+def spack_entries(args: argparse.Namespace, repo: Path, lacking: list[str],
+                  progress: Progress) -> list[dict[str, Any]]:
+    """Build the chosen environments (with a Spack found or bootstrapped), then register
+    every built one."""
+    names = args.env if args.env is not None else default_envs(repo, lacking)
     unknown = sorted(set(names) - set(spack_envs.environment_names(repo)))
     if unknown:
         raise SpackSetupError(f'unknown environment(s) {", ".join(unknown)}; choose from '
                               f'{", ".join(spack_envs.environment_names(repo))}')
-    if spack is None and not args.no_build and not args.no_spack:
-        print('omb-setup: spack is not on PATH: building nothing, registering environments '
-              'built before (see docs/spack.md to install Spack 1.1)')
-    elif spack is not None and not args.no_build:
-        check_spack_version(spack, repo)
+    spack = choose_spack(args, repo, names, progress)
+    if spack is not None and names:
         mirror = Path(args.mirror).resolve() if args.mirror else None
-        argv, env = spack_envs.spack_command(spack, repo, args.site, mirror)
-        for name in names:
-            spack_envs.build(argv, env, spack_envs.environments_dir(repo) / name,
-                             args.install_arg)
+        spack_build.build(spack, repo, args.site, names, mirror, args.install_arg, progress)
     return [spack_envs.registry_entry(repo, d) for d in spack_envs.built_environments(repo)]
 
 
@@ -226,38 +247,48 @@ def summary(path: Path, entries: list[dict[str, Any]]) -> str:
 
 
 def parser() -> argparse.ArgumentParser:
+    env = os.environ
     p = argparse.ArgumentParser(
         prog='omb-setup',
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description='Find the system MPIs, build the chosen Spack environments of\n'
-        'spack/environments (when spack is on PATH), and register every MPI + OSU\n'
+        description='Find the system MPIs, build OSU for those that have none with our\n'
+        'Spack recipe (spack/environments; the spack on PATH, or the Spack pinned in\n'
+        'spack/pins.yaml, bootstrapped into .omb/spack), and register every MPI + OSU\n'
         'combination as a ReFrame programming environment, in .omb/environments.json\n'
-        '(or $OMB_ENVIRONMENTS_FILE). Without any OSU it says how to get one.',
+        '(or $OMB_ENVIRONMENTS_FILE). A second run reuses what was built.',
         epilog='examples:\n'
-        '  omb-setup                           # system MPIs + Spack env "openmpi", site local\n'
-        '  omb-setup --env openmpi --env mpich # build two Spack environments\n'
+        '  omb-setup                           # system MPIs; OSU built for each (site local)\n'
+        '  omb-setup --env openmpi --env mpich # build these Spack environments\n'
         '  omb-setup --site mycluster --env openmpi-cuda --mirror /shared/spack-mirror\n'
         '  omb-setup --no-build                # only register what is installed\n'
         '  OSU_ROOT=$HOME/osu omb-setup --no-spack   # an OSU you built yourself\n'
-        'See docs/spack.md (air-gapped clusters: spack mirror create, then --mirror).')
+        'environment variables: OMB_NO_BUILD=1 (--no-build), OMB_SPACK_MIRROR=DIR (--mirror),\n'
+        'OMB_SPACK_INSTALL_ARGS="ARG ..." (--install-arg), and, without network, local\n'
+        'repositories holding the pinned commits: OMB_SPACK_GIT, OMB_SPACK_PACKAGES_GIT.\n'
+        'See docs/spack.md ("Offline and air-gapped").')
     p.add_argument('--repo', help='checkout root (default: the one omb_suite is installed from)')
     p.add_argument('--registry', help='registry file to write (default: $OMB_ENVIRONMENTS_FILE '
                    'or <repo>/.omb/environments.json)')
-    p.add_argument('--spack', help='spack executable (default: spack on PATH)')
+    p.add_argument('--spack', help='spack executable (default: spack on PATH, else the pinned '
+                   'Spack in .omb/spack, fetched on first use)')
     p.add_argument('--no-spack', action='store_true',
                    help='do not run Spack (built environments are still registered)')
     p.add_argument('--env', action='append', metavar='NAME',
                    help='Spack environment (folder of spack/environments) to build; '
-                   'repeatable (default: openmpi)')
+                   'repeatable (default: openmpi and/or mpich, for each system MPI without OSU)')
     p.add_argument('--site', default=spack_envs.DEFAULT_SITE,
                    help='site folder of spack/environments/sites with the externals '
                    '(default: local = Debian/Ubuntu packages)')
-    p.add_argument('--mirror', metavar='DIR',
-                   help='Spack source mirror for air-gapped builds (spack mirror create -d DIR)')
-    p.add_argument('--install-arg', action='append', default=[], metavar='ARG',
-                   help='extra argument for `spack install`, e.g. --install-arg=-j8; repeatable')
+    p.add_argument('--mirror', metavar='DIR', default=env.get('OMB_SPACK_MIRROR') or None,
+                   help='Spack source mirror for offline builds (default: $OMB_SPACK_MIRROR)')
+    p.add_argument('--install-arg', action='append', metavar='ARG',
+                   default=shlex.split(env.get('OMB_SPACK_INSTALL_ARGS', '')),
+                   help='extra argument for `spack install`, e.g. --install-arg=-j8; repeatable '
+                   '(default: the words of $OMB_SPACK_INSTALL_ARGS)')
     p.add_argument('--no-build', action='store_true',
-                   help='build nothing; register the environments already installed')
+                   default=env.get('OMB_NO_BUILD', '') not in ('', '0'),
+                   help='build nothing; register the environments already installed '
+                   '(default when $OMB_NO_BUILD is set to anything but 0)')
     p.add_argument('--osu-root', action='append', default=[], metavar='FAMILY=PREFIX',
                    help='OSU install prefix for a system MPI family (openmpi, mpich); '
                    'repeatable. $OSU_ROOT is paired with the MPI its binaries link')
@@ -277,11 +308,15 @@ def main(argv: list[str] | None = None) -> int:
     for warning in spack_envs.local_site_mismatches(repo, mpis):
         print(f'omb-setup: warning: {warning}')
     entries = [system_entry(m, roots.get(m['family'])) for m in mpis]
+    lacking = [m['family'] for m in mpis if m['family'] not in roots]
+    progress = Progress()
     try:
-        entries += spack_entries(args, repo)
+        entries += spack_entries(args, repo, lacking, progress)
     except SpackSetupError as err:
-        print(f'omb-setup: {err}', file=sys.stderr)
+        print(f'omb-setup: FAILED: {err}', file=sys.stderr)
         return 1
+    if progress.times:
+        progress.say(f'steps and their times:\n{progress.summary()}')
     path = registry_file(args, repo)
     write_registry(path, entries)
     print(summary(path, entries))

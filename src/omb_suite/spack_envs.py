@@ -1,5 +1,5 @@
-"""The Spack side of ``omb-setup``: our environment folders, building them, and turning a
-built one (its ``spack.lock`` and view) into an entry of the environment registry.
+"""The Spack side of ``omb-setup``: our environment folders, how to run Spack on them, and
+turning a built one (its ``spack.lock`` and view) into an entry of the environment registry.
 
 Reading ``spack.lock`` instead of asking Spack keeps registration possible where Spack is
 not installed (e.g. a login node sharing the build node's file system) and testable.
@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,6 @@ MPI_FAMILIES = {
     'mvapich-plus': 'mvapich-plus',
 }
 OSU_PACKAGE = 'osu-micro-benchmarks'
-DEFAULT_ENV = 'openmpi'
 DEFAULT_SITE = 'local'
 #: Environment variable our spack.yaml files read to include another sites/<site> folder.
 SITE_DIR_VAR = 'OMB_SPACK_SITE_DIR'
@@ -91,18 +89,11 @@ def write_mirror_scope(repo: Path, mirror: Path) -> Path:
                               f'create one with `spack mirror create -d {mirror} ...`')
     scope = repo / '.omb' / 'spack-config'
     scope.mkdir(parents=True, exist_ok=True)
-    mirrors = {'mirrors': {'omb-setup-mirror': mirror.resolve().as_uri()}}
+    # Source only: a source mirror has no build cache for Spack to look for.
+    mirrors = {'mirrors': {'omb-setup-mirror': {'url': mirror.resolve().as_uri(),
+                                                'binary': False}}}
     (scope / 'mirrors.yaml').write_text(yaml.safe_dump(mirrors))
     return scope
-
-
-def build(argv: list[str], env: dict, env_dir: Path, install_args: list[str]) -> None:
-    """Concretize and install one environment (writes its spack.lock and view)."""
-    for step in (['concretize'], ['install', '--fail-fast', *install_args]):
-        cmd = [*argv, '-e', str(env_dir), *step]
-        print('+', ' '.join(cmd), flush=True)
-        if subprocess.run(cmd, env=env).returncode != 0:
-            raise SpackSetupError(f'`{" ".join(cmd)}` failed; see the Spack output above')
 
 
 def view_dir(env_dir: Path) -> Path:
@@ -134,8 +125,11 @@ def spec_string(spec: dict[str, Any]) -> str:
         elif isinstance(value, str):
             pairs.append(f'{key}={value}')
     arch = spec.get('arch', {})
+    # A microarchitecture (zen2) is stored as a dict with its features; a generic one as a name.
+    target = arch.get('target')
+    target = target.get('name') if isinstance(target, dict) else target
     words = [f'{spec["name"]}@{spec["version"]}{"".join(flags)}', *pairs,
-             f'arch={arch.get("platform")}-{arch.get("platform_os")}-{arch.get("target")}',
+             f'arch={arch.get("platform")}-{arch.get("platform_os")}-{target}',
              f'/{spec["hash"][:7]}']
     return ' '.join(words)
 

@@ -3,18 +3,29 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """OSU Micro-Benchmarks, as the omb regression suite needs them.
 
-Differences from the builtin recipe (spack-packages v2025.11.0):
+This recipe shadows builtin's, so it keeps every version, variant and configure argument of
+the builtin recipe (spack-packages v2025.11.0, pinned in spack/pins.yaml); the tests in
+tests/test_spack_concretize.py check that through Spack. Differences:
 
 * every installed benchmark directory is on PATH (the builtin one misses
-  ``mpi/pt2pt/persistent`` and ``mpi/congestion``, and any directory a later release adds);
+  ``mpi/pt2pt/persistent`` and ``mpi/congestion``, and any directory a later release adds),
+  and ``OSU_ROOT`` is set;
 * a GPU build requires a GPU-aware MPI, so ``-d cuda`` cannot segfault at run time
   because the MPI was built without CUDA;
-* ``+rocm`` always passes ``--enable-rocm``;
-* stand-alone tests (``spack test run osu-micro-benchmarks``).
+* ``+rocm`` always passes ``--enable-rocm`` (builtin releases after v2025.11.0 dropped it,
+  building no ROCm code);
+* ``xccl``: the NCCL/RCCL benchmarks, opt-in (v2025.11.0 has no such variant; later builtin
+  releases build them by default, pulling NCCL into every CUDA build);
+* ``+cuda`` links against the CUDA driver stubs, so it builds on nodes without a driver;
+* version 7.5.2;
+* stand-alone tests (``spack test run osu-micro-benchmarks``);
+* no ``maintainers``: builtin's (the OSU developers) do not maintain this copy; questions
+  about it go to the suite, not to them.
 """
 
 import os
 import re
+import sys
 
 from spack_repo.builtin.build_systems.autotools import AutotoolsPackage
 from spack_repo.builtin.build_systems.cuda import CudaPackage
@@ -78,8 +89,21 @@ class OsuMicroBenchmarks(AutotoolsPackage, CudaPackage, ROCmPackage):
     version("6.1", sha256="ecccedc868264f75db4d9529af79005419a2775113c7fae8f4e4a8434362e4a7")
     version("6.0", sha256="309fb7583ff54562343b0e0df1eebde3fc245191e183be362f031ac74f4ab542")
     version("5.9", sha256="d619740a1c2cc7c02a9763931546b320d0fa4093c415ff3873c2958e121c0609")
+    version(
+        "5.7.1",
+        sha256="cb5ce4e2e68ed012d9952e96ef880a802058c87a1d840a2093b19bddc7faa165",
+        url="https://mvapich.cse.ohio-state.edu/download/mvapich/osu-micro-benchmarks-5.7.1.tgz",
+    )
+    version("5.7", sha256="1470ebe00eb6ca7f160b2c1efda57ca0fb26b5c4c61148a3f17e8e79fbf34590")
+    version("5.6.3", sha256="c5eaa8c5b086bde8514fa4cac345d66b397e02283bc06e44cb6402268a60aeb8")
+    version("5.6.2", sha256="2ecb90abd85398786823c0716d92448d7094657d3f017c65d270ffe39afc7b95")
+    version("5.6.1", sha256="943c426a653a6c56200193d747755efaa4c4e6f23b3571b0e3ef81ecd21b1063")
+    version("5.5", sha256="1e5a4ae5ef2b03143a815b21fefc23373c1b079cc163c2fa1ed1e0c9b83c28ad")
+    version("5.4", sha256="e1ca762e13a07205a59b59ad85e85ce0f826b70f76fd555ce5568efb1f2a8f33")
+    version("5.3", sha256="d7b3ad4bee48ac32f5bef39650a88f8f2c23a3050b17130c63966283edced89b")
 
     variant("papi", default=False, description="Count hardware events with PAPI")
+    variant("graphing", default=False, description="Plot results (-G) with gnuplot")
     variant(
         "xccl",
         default=False,
@@ -94,6 +118,8 @@ class OsuMicroBenchmarks(AutotoolsPackage, CudaPackage, ROCmPackage):
     depends_on("cxx", type="build")
     depends_on("mpi")
     depends_on("papi", when="+papi")
+    depends_on("gnuplot", when="+graphing")
+    depends_on("imagemagick", when="+graphing")
     depends_on("nccl", when="+cuda +xccl")
     depends_on("rccl", when="+rocm +xccl")
 
@@ -130,10 +156,21 @@ class OsuMicroBenchmarks(AutotoolsPackage, CudaPackage, ROCmPackage):
             args += ["--enable-ncclomb", f"--with-nccl={spec['nccl'].prefix}"]
         if spec.satisfies("+rocm"):
             args += ["--enable-rocm", f"--with-rocm={spec['hip'].prefix}"]
+            rocm_arch = spec.variants["amdgpu_target"].value
+            if "none" not in rocm_arch:
+                args.append("HCC_AMDGPU_TARGET=" + self.hip_flags(rocm_arch))
         if spec.satisfies("+rocm +xccl"):
             args += ["--enable-rcclomb", f"--with-rccl={spec['rccl'].prefix}"]
         if spec.satisfies("+papi"):
             args += ["--enable-papi", f"--with-papi={spec['papi'].prefix}"]
+        if spec.satisfies("+graphing"):
+            args += [
+                f"--with-convert={spec['imagemagick'].prefix.bin}",
+                f"--with-gnuplot={spec['gnuplot'].prefix.bin}",
+            ]
+        # As builtin, which links librt everywhere but on macOS (no librt there).
+        if sys.platform != "darwin":
+            args.append("LDFLAGS=-lrt")
         return args
 
     def benchmark_dirs(self, prefix):
