@@ -197,6 +197,10 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         self.executable = f'./{probe.WRAPPER}'
         self.executable_opts = [*self.wrapper_options(), self.osu_program, *self.osu_options()]
         self.job.launcher.options = self.launcher_options()
+        # ReFrame copies the job shape into the job only in run(); launches that children add
+        # before or after the measured one (job.launcher.run_command) need it now
+        self.job.num_tasks = self.num_tasks
+        self.job.num_tasks_per_node = self.num_tasks_per_node
 
     # -- sanity and performance -------------------------------------------------------
 
