@@ -129,7 +129,7 @@ def test_gitlab_jobs_run_our_commands_with_their_variables(tmp_path):
             done = box.run(line, **{k: str(v) for k, v in ci['variables'].items()})
             assert done.returncode == 0, f'{line}: {done.stderr}'
     assert box.calls() == ['run-tests.sh -m not cluster',
-                           'cluster-ci.sh mycluster nightly --mode nightly',
+                           'cluster-ci.sh mycluster:alloc nightly --mode nightly',
                            'omb-review report /shared/omb-results/mycluster -o review/']
 
 

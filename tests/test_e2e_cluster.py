@@ -149,7 +149,8 @@ def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
     jobs = _job_ids(cluster) - before
     ran = int(re.search(r'Ran (\d+)/', out.stdout).group(1))
     print(f'one allocation: {ran} test cases, {len(jobs)} Slurm job(s), {wall:.0f} s')
-    assert len(jobs) == 1 and ran >= 3, (jobs, ran)
+    # without OSU the probe's placements on the partition (2) are the tests that share the job
+    assert len(jobs) == 1 and ran >= (3 if osu else 2), (jobs, ran)
     rows = _perflog(work, 'alloc', 'OsuPt2Pt' if osu else 'PlacementProbe')
     cases = {(r['name'], r['environ']) for r in rows}
     assert len({r['jobid'] for r in rows}) == len(cases)   # a step (local pid) per test

@@ -103,7 +103,8 @@ def _notes(ambiguous: pl.DataFrame, cols: list[str], part: pl.DataFrame) -> list
         options = rows.select(cols).unique(maintain_order=True)
         differ = [c for c in cols if options[c].n_unique() > 1] or cols
         also = [c for c in cols if c not in differ]
-        options = options.select(differ).unique(maintain_order=True)
+        # sorted: the note names the same series in the same order on every run
+        options = options.select(differ).unique().sort(differ, nulls_last=True)
         shown = " | ".join(
             ", ".join(f"{c}={v}" for c, v in r.items()) for r in options.head(_SHOWN).to_dicts()
         )

@@ -109,7 +109,7 @@ def test_unplaceable_records_stay_apart_and_are_named_constructed(tmp_path):
     runs = _runs(ds.frame)
     assert runs.filter(pl.col("placement").is_null())["runs"].unique().to_list() == [4]
     assert any("have no column placement (nor window_size, processes, rma_window, rma_sync) "
-               "and match 2 series (placement=intra_socket | placement=inter_node)" in n
+               "and match 2 series (placement=inter_node | placement=intra_socket)" in n
                for n in ds.notes), ds.notes
     out = tmp_path / "report"
     assert main(["report", str(tree), "-o", str(out), "--no-cache", "--max-figures", "1"]) == 0
