@@ -37,10 +37,15 @@ first_run=$(find "$results" -name '*.log*' -print -quit 2>/dev/null | grep -q . 
 since=$(date -u +%FT%T)
 stamp=$(date -u +%Y%m%dT%H%M%S)
 echo "== reframe on $system, session tag '$tag'${OMB_ALLOC:+, in one allocation: $OMB_ALLOC}"
+# In one allocation the steps run one at a time: ReFrame's serial policy then costs a quarter
+# of the CPU of its asynchronous one, which visits every pending test on every poll (measured,
+# docs/benchmarks.md "The harness's own CPU"); a queue-based partition keeps async.
+policy=()
+[ -n "${OMB_ALLOC:-}" ] && policy=(--exec-policy serial)
 # shellcheck disable=SC2086
 ${OMB_ALLOC:-} .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks \
     --system "$system" --session-extras "tag=$tag" -S "session_tag=$tag" --max-retries 1 \
-    --report-junit "$junit/$stamp.xml" -r "$@"
+    "${policy[@]}" --report-junit "$junit/$stamp.xml" -r "$@"
 run_rc=$?
 
 echo "== omb-review check (runs since $since against the history before)"

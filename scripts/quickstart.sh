@@ -13,6 +13,9 @@
 # 3. runs the verdict set on `local` (a failed test is re-measured once: a spike on a shared
 #    box is not a regression; both attempts are in the perflog); perflogs land in
 #    perflogs/local/default/. --mode explore adds every algorithm, scale and mapping.
+#    One test at a time with ReFrame's serial policy: its default (async) one visits every
+#    pending test on every poll and took half a core of this 2-core box over the
+#    exploration, preempting the benchmark's ranks (docs/benchmarks.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -28,5 +31,5 @@ bash scripts/install-deps.sh
 .venv/bin/omb-setup "${setup_args[@]}"
 echo "== quickstart: set up in $((SECONDS - start)) s; running the suite"
 exec .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system local -r \
-  --max-retries 1 \
+  --max-retries 1 --exec-policy serial \
   "${reframe_args[@]}"
