@@ -103,7 +103,8 @@ def test_quickstart_gives_no_build_to_omb_setup_and_the_rest_to_reframe(tmp_path
     done = box.run(f'bash scripts/quickstart.sh {args}')
     assert done.returncode == 0, done.stdout + done.stderr
     assert box.calls() == ['install-deps.sh', setup, 'reframe -C reframe/config/settings.py '
-                           f'-c reframe/checks --system local -r {reframe}']
+                           '-c reframe/checks --system local -r --max-retries 1 '
+                           f'--exec-policy serial {reframe}']
 
 
 def test_quickstart_stops_when_setup_fails(tmp_path):
