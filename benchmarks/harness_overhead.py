@@ -218,7 +218,9 @@ def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str]
                     mode: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory(dir=os.environ.get('OMB_CLUSTER_WORK')) as tmp:
         work = Path(tmp)
-        wall, out = reframe(work, '--system', system, *mode, '-r', env=env, launcher=launcher)
+        # as scripts/quickstart.sh and cluster-ci.sh run it: one test at a time, serial policy
+        wall, out = reframe(work, '--system', system, *mode, '--exec-policy', 'serial', '-r',
+                            env=env, launcher=launcher)
         summary = re.search(r'Ran (\d+)/(\d+) test case.*?\((\d+) failure', out.stdout)
         commands = bare_commands(work / 'rfm' / 'output')
         bare = run_bare(commands) if launcher is None else float('nan')
