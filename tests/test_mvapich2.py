@@ -18,7 +18,8 @@ def fake_mpiname(tmp_path: Path, recorded: str) -> str:
     bindir.mkdir()
     text = (DATA / recorded).read_text().split("\n", 1)[1]
     (bindir / "mpiname.txt").write_text(text)
-    (bindir / "mpiname").write_text(f'#!/bin/sh\ncat "{bindir}/mpiname.txt"\n')
+    (bindir / "mpiname").write_text(f'#!/bin/sh\n[ "$1" = -a ] && exec cat "{bindir}/mpiname.txt"'
+                                    '\necho MVAPICH2\n')
     (bindir / "mpiname").chmod(0o755)
     return str(bindir)
 

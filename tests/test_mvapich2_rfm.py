@@ -27,9 +27,10 @@ COLLECTIVES = ('explore/osu_collectives.py',)
 
 
 def standin_mvapich2(tmp: Path, recorded: str = 'mpiname_a_ch3_mrail.txt') -> Path:
-    """A bin/ with MVAPICH2's tool names; ``mpiname`` replays a real ``mpiname -a``."""
+    """A bin/ with MVAPICH2's tool names; ``mpiname -a`` replays a real one."""
     bindir = tmp / 'mvapich2' / 'bin'
-    script(bindir / 'mpiname', f'tail -n +2 {DATA}/mvapich2/{recorded}')
+    script(bindir / 'mpiname', f'case "$1" in -a) tail -n +2 {DATA}/mvapich2/{recorded};; '
+           '*) echo MVAPICH2;; esac')
     for name in ('mpicc', 'mpirun', 'mpiexec'):
         script(bindir / name, 'exit 0')
     return bindir

@@ -143,8 +143,10 @@ def test_open_mpi_other_than_the_local_sites_is_warned_about(checkout):
 
 
 def mvapich2_prefix(root: Path) -> Path:
-    """An MVAPICH2 prefix whose mpiname replays the real ``mpiname -a`` (tests/data/mvapich2)."""
-    script(root / 'bin' / 'mpiname', f'tail -n +2 {DATA}/mvapich2/mpiname_a_ch3_mrail.txt')
+    """An MVAPICH2 prefix whose ``mpiname -a`` replays the real one (tests/data/mvapich2); a
+    bare ``mpiname`` prints only ``MVAPICH2``, as 2.3.7's does."""
+    script(root / 'bin' / 'mpiname', f'case "$1" in -a) tail -n +2 {DATA}/mvapich2/'
+           'mpiname_a_ch3_mrail.txt;; *) echo MVAPICH2;; esac')
     return root
 
 
