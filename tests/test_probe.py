@@ -101,3 +101,17 @@ def test_wrapper_refuses_gpus_without_local_rank():
                          text=True, env=env)
     assert out.returncode == 3 and 'every rank on the same GPU' in out.stderr
     assert 'PROBE rank=? ' in out.stderr   # and no rank variable: the parser says so
+
+
+def test_wrapper_preloads_only_into_the_program():
+    """--preload reaches the program's environment, after the wrapper's own lines, and goes
+    first in an LD_PRELOAD the job already had (a missing library: the loader only warns)."""
+    out = subprocess.run([WRAPPER, '--preload', '/nonexistent/libreader.so', 'printenv',
+                          'LD_PRELOAD'], capture_output=True, text=True,
+                         env={**os.environ, 'LD_PRELOAD': '', 'PMI_RANK': '0'})
+    assert out.returncode == 0 and out.stdout == '/nonexistent/libreader.so\n'
+    assert out.stderr.startswith('PROBE rank=0 ')
+    both = subprocess.run([WRAPPER, '--preload', '/a.so', '--gpu', 'cuda', '0', 'printenv',
+                           'LD_PRELOAD', 'CUDA_VISIBLE_DEVICES'], capture_output=True, text=True,
+                          env={**os.environ, 'LD_PRELOAD': '/b.so', 'MPI_LOCALRANKID': '0'})
+    assert both.stdout == '/a.so:/b.so\n0\n'

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from setup_helpers import copy_checkout, debian_machine
+from setup_helpers import copy_checkout, debian_machine, script
+from testdata import DATA
 
-from omb_suite import environs, setup, spack_envs
+from omb_suite import environs, prefix_mpi, setup, spack_envs
 
 #: Keys of a registry entry (the contract with omb_suite.environs).
 ENTRY_KEYS = {'name', 'mpi_family', 'mpi_version', 'osu_root', 'osu_version', 'cuda', 'rocm',
@@ -43,7 +44,7 @@ def test_help_names_every_option(capsys):
         setup.main(['--help'])
     out = capsys.readouterr().out
     assert exit_.value.code == 0
-    for option in ('--env', '--site', '--mirror', '--no-build', '--osu-root', '--spack',
+    for option in ('--env', '--site', '--mirror', '--no-build', '--osu-root', '--mpi', '--spack',
                    '--repo', 'OSU_ROOT', 'docs/spack.md'):
         assert option in out
 
@@ -136,3 +137,62 @@ def test_open_mpi_other_than_the_local_sites_is_warned_about(checkout):
     [warning] = spack_envs.local_site_mismatches(checkout, [mpi])
     assert '4.1.6' in warning and 'openmpi@4.1.4' in warning
     assert spack_envs.local_site_mismatches(checkout, [{**mpi, 'version': '4.1.4'}]) == []
+
+
+# ---------------------------------------------------------------- an MPI under its own prefix
+
+
+def mvapich2_prefix(root: Path) -> Path:
+    """An MVAPICH2 prefix whose ``mpiname -a`` replays the real one (tests/data/mvapich2); a
+    bare ``mpiname`` prints only ``MVAPICH2``, as 2.3.7's does."""
+    script(root / 'bin' / 'mpiname', f'case "$1" in -a) tail -n +2 {DATA}/mvapich2/'
+           'mpiname_a_ch3_mrail.txt;; *) echo MVAPICH2;; esac')
+    return root
+
+
+def test_mpi_under_a_prefix_is_registered_with_its_osu(checkout, debian, tmp_path, capsys):
+    mv2 = mvapich2_prefix(tmp_path / 'opt' / 'mvapich2')
+    osu = fake_osu(tmp_path / 'osu-mv2', '7.4')
+    registry = checkout / 'environments.json'
+    assert setup.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+                       '--mpi', f'mvapich2={mv2}', '--osu-root', f'mvapich2={osu}']) == 0
+    entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
+    entry = entries['mvapich2']
+    assert set(entry) == ENTRY_KEYS
+    assert (entry['mpi_family'], entry['mpi_version'], entry['source']) == (
+        'mvapich2', '2.3.7', 'prefix')
+    assert entry['path'] == [str(mv2 / 'bin')] and entry['osu_root'] == str(osu)
+    assert environs.features(entry) == ['mpi', 'mvapich', 'mvapich2', 'osu']
+    assert entries['system-openmpi']['osu_root'] is None
+    assert 'mvapich2 2.3.7, OSU 7.4' in ' '.join(capsys.readouterr().out.split())
+
+
+def test_mpi_of_an_osu_build_found_by_ldd(checkout, debian, tmp_path):
+    """The OSU build's libmpi.so.12 lies in <prefix>/lib (real ldd output, prefix moved)."""
+    mv2 = mvapich2_prefix(tmp_path / 'opt' / 'mvapich2')
+    recorded = (DATA / 'mvapich2' / 'ldd_osu_latency.txt').read_text().split('\n', 1)[1]
+    (tmp_path / 'ldd.txt').write_text(recorded.replace('/opt/mvapich2-2.3.7', str(mv2)))
+    script(debian / 'ldd', f'cat {tmp_path}/ldd.txt')
+    osu = fake_osu(tmp_path / 'osu-mv2', '7.4')
+    registry = checkout / 'environments.json'
+    setup.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+                '--osu-root', f'mvapich2={osu}'])
+    entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
+    assert entries['mvapich2']['path'] == [str(mv2 / 'bin')]
+    assert prefix_mpi.linked_prefix(recorded) == Path('/opt/mvapich2-2.3.7')
+
+
+@pytest.mark.parametrize(('args', 'expected'), [
+    (['--osu-root', 'mvapich2={osu}'], 'name the MPI with --mpi mvapich2=PREFIX'),
+    (['--mpi', 'mvapich2={tmp}'], 'holds no mvapich2 installation'),
+    (['--mpi', 'intelmpi={tmp}'], 'FAMILY must be one of'),
+    (['--mpi', 'mvapich2'], 'expected FAMILY=PREFIX'),
+])
+def test_mpi_prefix_errors_say_what_to_give(checkout, debian, tmp_path, args, expected):
+    osu = fake_osu(tmp_path / 'osu', '7.4')  # not a program: ldd finds no MPI in it
+    script(debian / 'ldd', 'echo "not a dynamic executable"; exit 1')
+    argv = [a.format(osu=osu, tmp=tmp_path) for a in args]
+    with pytest.raises(SystemExit) as exit_:
+        setup.main(['--repo', str(checkout), '--no-spack',
+                    '--registry', str(tmp_path / 'r.json'), *argv])
+    assert expected in str(exit_.value)

@@ -39,6 +39,7 @@ class Benchmark:
     data_options: bool = True
     validates: bool = True
     syncs: tuple[str, ...] = ()
+    thread_multiple: bool = False
 
     @property
     def collective(self) -> str:
@@ -81,7 +82,8 @@ def catalogue() -> dict[str, Benchmark]:
                         {k: (v[0], v[1]) for k, v in (e.get('curve') or {}).items()},
                         e.get('max_size'), str(e.get('since', '5.0')), e.get('needs'),
                         int(e.get('min_ranks', 2)), bool(e.get('data_options', True)),
-                        bool(e.get('validates', True)), _syncs(e))
+                        bool(e.get('validates', True)), _syncs(e),
+                        bool(e.get('thread_multiple', False)))
         for name, e in _data()['benchmarks'].items()
     }
 

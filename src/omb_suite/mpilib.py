@@ -22,7 +22,7 @@ VERSION_TOOLS: dict[str, tuple[tuple[str, ...], str]] = {
     'openmpi': (('ompi_info', '--version'), r'Open MPI v(\d+(?:\.\d+)*\S*)'),
     'mpich': (('mpichversion',), r'MPICH Version:\s*(\S+)'),
     'mvapich': (('mpichversion',), r'Version:\s*(\S+)'),
-    'mvapich2': (('mpiname',), r'MVAPICH2\s+(\S+)'),
+    'mvapich2': (('mpiname', '-a'), r'MVAPICH2\s+(\S+)'),  # bare mpiname: 'MVAPICH2'
 }
 #: Families whose ``mpirun``/``mpiexec`` is MPICH's Hydra.
 HYDRA_FAMILIES = frozenset({'mpich', 'mvapich', 'mvapich2', 'mvapich-plus', 'intel-mpi'})

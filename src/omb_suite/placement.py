@@ -123,6 +123,22 @@ def mapping_options(name: str, launcher: str, mpi_family: str | None,
     return _options('mappings', name, launcher, mpi_family, overrides)
 
 
+def mv2_binding_env(name: str, overrides: dict[str, dict[str, list[str]]] | None = None
+                    ) -> dict[str, str]:
+    """MVAPICH2's own binding variables for a placement or mapping (its ``mv2`` entry, or
+    the partition's ``placement_options['mv2'][name]``)."""
+    entry = {**_table()['placements'], **_table()['mappings']}.get(name)
+    if entry is None:
+        raise PlacementError(f'unknown placement or mapping {name!r}; known: '
+                             f'{", ".join([*placement_names(), *mapping_names()])}')
+    chosen = (overrides or {}).get('mv2', {}).get(name, entry['mv2'])
+    pairs = [item.partition('=') for item in chosen]
+    bad = [key for key, eq, _ in pairs if not eq]
+    if bad:
+        raise PlacementError(f'mv2 binding of {name!r}: {bad} is not VAR=value')
+    return {key: value for key, _, value in pairs}
+
+
 def srun_mpi_options(launcher: str, mpi_family: str | None,
                      srun_mpi: dict[str, str] | None) -> list[str]:
     """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table."""

@@ -6,6 +6,8 @@ that :mod:`omb_suite.environs` turns into ReFrame programming environments, so n
 
 * the system MPIs (Debian/Ubuntu Open MPI and MPICH), with OSU from ``$OSU_ROOT`` or
   ``--osu-root FAMILY=PREFIX``;
+* MPIs installed under a prefix of their own (``--mpi mvapich2=/opt/mvapich2``, or the MPI an
+  ``--osu-root`` build links: :mod:`omb_suite.prefix_mpi`);
 * every built Spack environment of ``spack/environments`` (its view is the OSU prefix),
   after building the chosen ones (by default one per system MPI without OSU) with the
   ``spack`` on ``PATH`` or the pinned one (:mod:`omb_suite.spack_bootstrap`), reusing those
@@ -25,7 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import environs, mpilib, spack_bootstrap, spack_build, spack_envs
+from omb_suite import environs, mpilib, prefix_mpi, spack_bootstrap, spack_build, spack_envs
 from omb_suite.progress import Progress
 from omb_suite.spack_bootstrap import Spack
 from omb_suite.spack_envs import SpackSetupError
@@ -145,9 +147,9 @@ def osu_roots(args: argparse.Namespace, families: list[str]) -> dict[str, Path]:
     roots: dict[str, Path] = {}
     for item in args.osu_root:
         family, sep, prefix = item.partition('=')
-        if not sep or family not in PROBES:
+        if not sep or family not in prefix_mpi.FAMILY_TOOLS:
             raise SystemExit(f'omb-setup: --osu-root {item}: expected FAMILY=PREFIX with '
-                             f'FAMILY one of {", ".join(PROBES)}')
+                             f'FAMILY one of {", ".join(prefix_mpi.FAMILY_TOOLS)}')
         roots[family] = check_osu_root(prefix, f'--osu-root {family}')
     if os.environ.get('OSU_ROOT'):
         root = check_osu_root(os.environ['OSU_ROOT'], 'OSU_ROOT')
@@ -163,13 +165,16 @@ def osu_roots(args: argparse.Namespace, families: list[str]) -> dict[str, Path]:
     return roots
 
 
-def system_entry(mpi: dict[str, Any], osu_root: Path | None) -> dict[str, Any]:
+def system_entry(mpi: dict[str, Any], osu_root: Path | None,
+                 source: str = 'system') -> dict[str, Any]:
+    """A system MPI's entry (``system-<family>``), or one of a prefix (``<family>``)."""
     return {
-        'name': f'system-{mpi["family"]}', 'mpi_family': mpi['family'],
+        'name': f'system-{mpi["family"]}' if source == 'system' else mpi['family'],
+        'mpi_family': mpi['family'],
         'mpi_version': mpi['version'], 'osu_root': str(osu_root) if osu_root else None,
         'osu_version': osu_version(osu_root) if osu_root else None,
         'cuda': mpi['cuda'], 'rocm': False, 'path': [mpi['bin']], 'env_vars': {},
-        'source': 'system', 'spack_env': None, 'spack_lock': None,
+        'source': source, 'spack_env': None, 'spack_lock': None,
         'osu_spec': None, 'mpi_spec': None,
     }
 
@@ -291,7 +296,11 @@ def parser() -> argparse.ArgumentParser:
                    '(default when $OMB_NO_BUILD is set to anything but 0)')
     p.add_argument('--osu-root', action='append', default=[], metavar='FAMILY=PREFIX',
                    help='OSU install prefix for a system MPI family (openmpi, mpich); '
-                   'repeatable. $OSU_ROOT is paired with the MPI its binaries link')
+                   'repeatable. $OSU_ROOT is paired with the MPI its binaries link; for '
+                   'a family with no system MPI, the MPI it links is registered (ldd)')
+    p.add_argument('--mpi', action='append', default=[], metavar='FAMILY=PREFIX',
+                   help='an MPI installed under PREFIX (bin/ with its tools), not as a system '
+                   f'package: FAMILY one of {", ".join(prefix_mpi.FAMILY_TOOLS)}; repeatable')
     return p
 
 
@@ -300,14 +309,17 @@ def main(argv: list[str] | None = None) -> int:
     repo = find_repo(args.repo)
     mpis = [m for m in (detect_mpi(repo, fam) for fam in PROBES) if m is not None]
     roots = osu_roots(args, [m['family'] for m in mpis])
-    missing = sorted(set(roots) - {m['family'] for m in mpis})
-    if missing:
-        raise SystemExit(f'omb-setup: --osu-root for {", ".join(missing)}, but that MPI is '
-                         f'not installed here ({PROBES[missing[0]][0]} not on PATH)')
+    try:
+        prefixed = prefix_mpi.prefixed_mpis(args.mpi, roots, {m['family'] for m in mpis})
+    except prefix_mpi.PrefixError as err:
+        raise SystemExit(f'omb-setup: {err}') from None
+    own = {m['family'] for m in prefixed}  # their OSU is theirs, not the system MPI's
     spack_envs.write_local_site(repo, mpis)
     for warning in spack_envs.local_site_mismatches(repo, mpis):
         print(f'omb-setup: warning: {warning}')
-    entries = [system_entry(m, roots.get(m['family'])) for m in mpis]
+    entries = [system_entry(m, None if m['family'] in own else roots.get(m['family']))
+               for m in mpis]
+    entries += [system_entry(m, roots.get(m['family']), 'prefix') for m in prefixed]
     lacking = [m['family'] for m in mpis if m['family'] not in roots]
     progress = Progress()
     try:

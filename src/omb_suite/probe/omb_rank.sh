@@ -1,5 +1,5 @@
 #!/bin/sh
-# omb_rank.sh [--gpu KIND DEVICES] PROGRAM [ARGS...]
+# omb_rank.sh [--preload LIB] [--gpu KIND DEVICES] PROGRAM [ARGS...]
 #
 # Per-rank wrapper of the OMB regression suite (omb_suite.probe). The launcher starts this
 # script as each rank; it reports where the rank runs and then execs the benchmark, so the
@@ -13,6 +13,9 @@
 # devices[local_rank % count], with the local rank read as OSU 7.x reads it:
 #
 #   GPUBIND rank=R host=H visible=DEVICES device=D                    (stderr, one line)
+#
+# With --preload LIB it loads LIB into PROGRAM only (LD_PRELOAD exported just before exec, so
+# this shell and its helpers never load it): the MPI_T reader, linked with the MPI library.
 #
 # POSIX sh, no helper programs besides sed: it runs on every rank of every job.
 first() { for v in "$@"; do eval "x=\${$v:-}"; [ -n "$x" ] && { echo "$x"; return; }; done; }
@@ -39,22 +42,30 @@ IFS=$old_ifs
 printf 'PROBE rank=%s size=%s host=%s cpus=%s sockets=%s numa=%s\n' "${rank:-?}" "${size:-?}" \
   "$host" "${cpus:-none}" "${sockets:-none}" "${numa:-none}" >&2
 
-if [ "${1:-}" = --gpu ]; then
-  kind=$2 devices=$3; shift 3
-  local_rank=$(first MV2_COMM_WORLD_LOCAL_RANK MVP_COMM_WORLD_LOCAL_RANK \
-               OMPI_COMM_WORLD_LOCAL_RANK MPI_LOCALRANKID SLURM_PROCID LOCAL_RANK)
-  if [ -z "$local_rank" ]; then
-    echo "omb_rank.sh: no local-rank variable set by the launcher: OSU would put every rank" \
-         "on the same GPU" >&2
-    exit 3
-  fi
-  count=$(echo "$devices" | tr ',' '\n' | grep -c .)
-  device=$(echo "$devices" | cut -d, -f$((local_rank % count + 1)))
-  case $kind in
-    cuda) export CUDA_VISIBLE_DEVICES="$devices" ;;
-    rocm) export ROCR_VISIBLE_DEVICES="$devices" ;;
-    *) echo "omb_rank.sh: --gpu takes cuda or rocm, not '$kind'" >&2; exit 2 ;;
+preload=''
+while :; do
+  case ${1:-} in
+  --preload) preload=$2; shift 2 ;;
+  --gpu)
+    kind=$2 devices=$3; shift 3
+    local_rank=$(first MV2_COMM_WORLD_LOCAL_RANK MVP_COMM_WORLD_LOCAL_RANK \
+                 OMPI_COMM_WORLD_LOCAL_RANK MPI_LOCALRANKID SLURM_PROCID LOCAL_RANK)
+    if [ -z "$local_rank" ]; then
+      echo "omb_rank.sh: no local-rank variable set by the launcher: OSU would put every rank" \
+           "on the same GPU" >&2
+      exit 3
+    fi
+    count=$(echo "$devices" | tr ',' '\n' | grep -c .)
+    device=$(echo "$devices" | cut -d, -f$((local_rank % count + 1)))
+    case $kind in
+      cuda) export CUDA_VISIBLE_DEVICES="$devices" ;;
+      rocm) export ROCR_VISIBLE_DEVICES="$devices" ;;
+      *) echo "omb_rank.sh: --gpu takes cuda or rocm, not '$kind'" >&2; exit 2 ;;
+    esac
+    echo "GPUBIND rank=${rank:-?} host=$host visible=$devices device=$device" >&2
+    ;;
+  *) break ;;
   esac
-  echo "GPUBIND rank=${rank:-?} host=$host visible=$devices device=$device" >&2
-fi
+done
+[ -z "$preload" ] || export LD_PRELOAD="$preload${LD_PRELOAD:+:$LD_PRELOAD}"
 exec "$@"

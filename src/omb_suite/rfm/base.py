@@ -27,6 +27,7 @@ from reframe.core.exceptions import SanityError
 from omb_suite import binaries, catalogue, parsing, placement, probe
 from omb_suite.environs import repo_root
 from omb_suite.failures import failure_cause
+from omb_suite.rfm import mv2
 from omb_suite.topology import Topology, of_partition
 
 
@@ -181,7 +182,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         return []
 
     def place_with(self, table, name: str) -> list[str]:
-        """Launcher options of a placement or mapping (see :func:`launch_options`)."""
+        """Launcher options of a placement or mapping (see :func:`launch_options`); a library
+        that binds the ranks itself (MVAPICH2) gets its own variables for it (:mod:`.mv2`)."""
+        self.env_vars = {**self.env_vars, **mv2.binding_env(self, name)}
         return launch_options(self, table, name)
 
     def wrapper_options(self) -> list[str]:
@@ -228,7 +231,8 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
     def verify_placement(self, stderr: str) -> None:
         """Every rank reported, and where: as the placement says (else asked vs observed)."""
         try:
-            places = probe.parse_probe(stderr, expect_ranks=self.num_tasks)
+            places = mv2.bound_places(
+                self, probe.parse_probe(stderr, expect_ranks=self.num_tasks), stderr)
             self.placement_observed = probe.observed(places)
             self.check_placement(places)
         except (probe.ProbeError, placement.WrongPlacement) as err:

@@ -31,6 +31,7 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
 from omb_suite import catalogue, evidence, mpilib, parsing, placement, topology
+from omb_suite.rfm import mv2
 from omb_suite.rfm.base import OsuRunBase
 
 
@@ -146,6 +147,9 @@ class OsuCollectiveBase(CollectiveJob):
         if self.algorithm == alg.DEFAULT:
             return
         coll = self.entry.collective
+        if family == mv2.FAMILY:
+            reason = mv2.cannot_force(self, coll, self.algorithm)
+            self.skip_if(reason is not None, reason)
         offered = mpilib.listed_algorithms(family, self.search_path(), alg.known_names(family))
         if offered is not None:
             reason = alg.unsupported_reason(family, self.mpi_version, coll, self.algorithm,
@@ -171,6 +175,19 @@ class OsuCollectiveBase(CollectiveJob):
     def validates(self) -> bool:
         """OSU's ``-c`` applies: validation on, data to check, and OSU able to check it."""
         return self.validation and self.entry.data_options and self.entry.validates
+
+    def reads_mpit(self) -> bool:
+        """The evidence is MVAPICH2's MPI_T counters, read by our reader (:mod:`.mv2`)."""
+        return self._evidence and self.mpi_family == mv2.FAMILY
+
+    @run_before('run')
+    def build_mpit_reader(self):
+        if self.reads_mpit():
+            self.prerun_cmds = [*self.prerun_cmds, mv2.reader_build(self)]
+
+    def wrapper_options(self) -> list[str]:
+        return [*(mv2.reader_options(self) if self.reads_mpit() else []),
+                *super().wrapper_options()]
 
     def osu_options(self) -> list[str]:
         dtype = self.effective_datatype()
@@ -198,6 +215,11 @@ class OsuCollectiveBase(CollectiveJob):
             except alg.AlgorithmError as err:
                 raise SanityError(f'{self.benchmark} algorithm {self.algorithm!r}: '
                                   f'{err}') from None
+            if self.algorithm_evidence.startswith(evidence.NO_EVIDENCE):
+                self.logger.warning(
+                    f'{self.display_name}: algorithm {self.algorithm!r} ran unproven: the '
+                    f'library counts no algorithm (MPI_T reader: no counters; MVAPICH2: '
+                    f'configure --enable-mpit-pvars=mv2); recorded as {evidence.NO_EVIDENCE}')
         self.check_results()
         return sn.evaluate(super().validate())
 
