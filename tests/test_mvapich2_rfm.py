@@ -120,11 +120,12 @@ def test_mvapich2_forced_bcast_proven_and_placement_from_its_table(tmp_path):
          'mpi_version': mvapich2.installed_build(f'{MV2_ROOT}/bin').version,
          'osu_root': OSU_ROOT_MVAPICH2, 'path': [f'{MV2_ROOT}/bin'], 'source': 'prefix'}])
     out = run_reframe(tmp_path, '--system', 'local', '--mode', 'explore', '-r', '-n',
-                      'OsuCollectiveSweep%case=osu_bcast/(knomial_inter_node|pipelined)$',
-                      '-E', 'scale == 2 and mapping == "core"', '-S', 'max_size=4096',
+                      'OsuCollectiveSweep%case=osu_bcast/(knomial_inter_node|pipelined)'
+                      '%scale=2%mapping=core', '-S', 'max_size=4096',
                       '-S', 'iterations=20', '-S', 'warmup=2', registry=registry,
                       checks=COLLECTIVES)
     assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r'Ran 2/2 test case', out.stdout), out.stdout
     rows = {r['algorithm']: r for r in perflog(tmp_path, 'OsuCollectiveSweep')
             if r['perf_var'] == 'avg_latency_8'}
     assert rows['knomial_inter_node']['algorithm_evidence'] == \
