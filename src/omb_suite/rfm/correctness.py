@@ -14,36 +14,20 @@ from __future__ import annotations
 
 import os
 
-import reframe as rfm
-import reframe.utility.sanity as sn
-from reframe.core.builtins import fixture, run_before, sanity_function, variable
+from reframe.core.builtins import fixture, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, correctness, probe
+from omb_suite import catalogue, correctness
 from omb_suite.rfm.collective import CollectiveJob
+from omb_suite.rfm.probe import ProbeSourceBuild
 
 
-class CollectiveCheckBuild(rfm.CompileOnlyRegressionTest):
-    """Compile ``collective_check.c`` once per environment with its MPI wrapper."""
+class CollectiveCheckBuild(ProbeSourceBuild):
+    """Compile ``collective_check.c``."""
 
     descr = 'Build the collective correctness check'
-    valid_systems = ['*']
-    valid_prog_environs = ['+mpi']
-    build_system = 'SingleSource'
     sourcepath = correctness.SOURCE
     executable = correctness.PROGRAM
-    build_locally = True
-
-    @run_before('compile')
-    def set_sources(self):
-        self.sourcesdir = probe.source_dir()
-        self.build_system.cflags = ['-O2']
-        self.build_system.executable = self.executable
-
-    @sanity_function
-    def built(self):
-        return sn.assert_true(os.path.isfile(os.path.join(self.stagedir, self.executable)),
-                              msg=f'{self.executable} was not built: see {self.stagedir}')
 
 
 class CollectiveCorrectnessBase(CollectiveJob):

@@ -20,15 +20,13 @@ from omb_suite.rfm.base import launch_options
 from omb_suite.rfm.pt2pt import PlacedPair
 
 
-class PlacementProbeBuild(rfm.CompileOnlyRegressionTest):
-    """Compile ``placement_probe.c`` once per environment with its MPI wrapper."""
+class ProbeSourceBuild(rfm.CompileOnlyRegressionTest):
+    """Compile one C program of ``omb_suite/probe/`` (the child's ``sourcepath`` and
+    ``executable``) once per environment with its MPI wrapper, on the login node."""
 
-    descr = 'Build the MPI placement probe'
     valid_systems = ['*']
     valid_prog_environs = ['+mpi']
     build_system = 'SingleSource'
-    sourcepath = probe.PROBE_SOURCE
-    executable = 'placement_probe'
     build_locally = True
 
     @run_before('compile')
@@ -38,9 +36,17 @@ class PlacementProbeBuild(rfm.CompileOnlyRegressionTest):
         self.build_system.executable = self.executable
 
     @sanity_function
-    def probe_built(self):
+    def built(self):
         return sn.assert_true(os.path.isfile(os.path.join(self.stagedir, self.executable)),
-                              msg=f'placement probe was not built: see {self.stagedir}')
+                              msg=f'{self.executable} was not built: see {self.stagedir}')
+
+
+class PlacementProbeBuild(ProbeSourceBuild):
+    """Compile ``placement_probe.c``."""
+
+    descr = 'Build the MPI placement probe'
+    sourcepath = probe.PROBE_SOURCE
+    executable = 'placement_probe'
 
 
 class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
