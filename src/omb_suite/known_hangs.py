@@ -33,9 +33,10 @@ def _rules() -> list[dict[str, Any]]:
 
 def matches(rule: dict[str, Any], run: Run) -> bool:
     """An unknown version or device never matches: only a known-affected library is skipped."""
+    if run.version is None or parse_version(run.version) >= parse_version(rule['before']):
+        return False
     return (run.program in rule['programs'] and run.family == rule['family']
             and run.nodes >= rule.get('min_nodes', 1)
-            and run.version is not None and parse_version(run.version) < parse_version(rule["before"])
             and ('device' not in rule or run.device == rule['device']))
 
 
