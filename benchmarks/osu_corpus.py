@@ -16,13 +16,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omb_suite.parsing import OsuParseError, split_outputs
+from omb_suite.parsing import SUPPORTED_TEXT, OsuParseError, split_outputs
 
 DEFAULT = Path(__file__).resolve().parent.parent / "tests" / "data" / "osu-world"
 CONSTRUCTED = "constructed"
 #: Refusal causes, the first pattern found in the message wins.
 CAUSES = (
-    (r"is not supported|is newer than|has no version", "OSU release outside 5.6-7.5.x"),
+    (r"is older than|is newer than|has no version",
+     f"OSU release outside {SUPPORTED_TEXT} (layout never checked)"),
     (r"the run failed|the output says: .*(Segmentation|signal|CANCELLED|error)",
      "the run failed (crash, kill or error line)"),
     (r"but no data rows|no column header", "no data rows (the run stopped or hung)"),

@@ -103,7 +103,8 @@ def test_refusal_in_a_concatenation_names_lines_of_the_whole_file_constructed():
 
 def test_wrapper_and_launcher_lines_around_a_table_constructed():
     (stamped,), _ = outcomes("constructed/constructed_v5.6.2_wrapper_timestamps.txt")
-    assert stamped.meta["comments"] == "### Ending timestamp: 2020-08-19T16:35:02+01:00"
+    assert "comments" not in stamped.meta  # '### Ending timestamp' ends the table
+    assert stamped.sizes() == expected_sizes(0, 1 << 22, zero_row=True)
     (table,), _ = outcomes("constructed/constructed_v5.6.2_launcher_lines_around_table.txt")
     assert table.sizes() == expected_sizes(1, 1 << 22)
     assert "comments" not in table.meta  # the binding report and warning are no metadata
@@ -114,8 +115,17 @@ def test_table_cut_before_a_trailer_is_refused_constructed():
     assert "garbled data row at line 20: 1 fields for 2 columns" in message
 
 
-def test_releases_outside_the_supported_range_say_so():
-    _, refused = outcomes("latency-test-comet/osu_20151019_comet-21-01-18_lines1-54.out")
-    assert refused[0].startswith("OSU MPI Latency Test (line 2): OSU 4.4.1 is not supported")
+def test_releases_outside_the_known_layouts_say_so():
+    _, (older,) = outcomes("constructed/constructed_v3.9_latency_title.txt")
+    assert older.startswith("OSU MPI Latency Test (line 1): OSU 3.9 is older than the layouts")
     _, (newer,) = outcomes("constructed/constructed_v7.6_latency_title.txt")
     assert "OSU 7.6 is newer than the layouts this parser knows" in newer
+
+
+def test_osu4_and_early_osu5_tables_are_read_like_5_6():
+    tables, refused = outcomes("latency-test-comet/osu_20151019_comet-21-01-18_lines1-54.out")
+    assert not refused and [t.version for t in tables] == ["4.4.1", "4.4.1"]
+    assert all(t.sizes() == expected_sizes(0, 1 << 22, zero_row=True) for t in tables)
+    assert tables[0].columns == ("size", "latency") and tables[0].value("latency", 0) == 1.04
+    (v50,), _ = outcomes("github-threads/ofi-cray-libfabric-cray-pr859_osu_latency_v5.0.txt")
+    assert v50.version == "5.0" and v50.value("latency", 4194304) == 497.37

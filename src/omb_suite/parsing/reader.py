@@ -107,12 +107,16 @@ def _first_output_line(lines: list[str], first: int) -> L.Cause | None:
 
 
 def _read_body(body: _Body, lines: list[str], first: int, title_no: int) -> None:
-    """Lines after the title; before it only OSU's thread and process counts are read (the
-    rest there belongs to launchers and wrappers, whose '#' comments are no metadata)."""
+    """Lines after the title up to where a page ends the table (`layout.ends_table`); before
+    the title only OSU's thread and process counts are read (the rest there belongs to
+    launchers and wrappers, whose '#' comments are no metadata)."""
     if accel := L.ACCEL_RE.search(body.title):
         body.meta["accel"] = accel[1]
+    indent = L.indent(lines[title_no - first])
     for number, raw in enumerate(lines, first):
         line = raw.strip()
+        if number > title_no and L.ends_table(raw, indent):
+            break  # a page's fence, heading or prose: the table ended above it
         if number < title_no and (key_value := L.KEY_VALUE_RE.match(line)):
             if (key := L.snake(key_value[1])) in L.META_RENAMES:
                 body.meta[L.META_RENAMES[key]] = key_value[2]
