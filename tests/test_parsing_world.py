@@ -129,3 +129,37 @@ def test_osu4_and_early_osu5_tables_are_read_like_5_6():
     assert tables[0].columns == ("size", "latency") and tables[0].value("latency", 0) == 1.04
     (v50,), _ = outcomes("github-threads/ofi-cray-libfabric-cray-pr859_osu_latency_v5.0.txt")
     assert v50.version == "5.0" and v50.value("latency", 4194304) == 497.37
+
+
+def test_osu4_and_5_threads_one_sided_and_portals():
+    (acc,), _ = outcomes("github-threads/open-mpi-ompi-issue5946_osu_acc_latency_v5.3.txt")
+    assert (acc.version, acc.kind, acc.meta) == ("5.3", "one_sided", {
+        "window_creation": "MPI_Win_allocate", "synchronization": "MPI_Win_flush"})
+    for name in ("ompi-portals4-mtl", "mpich-portals4"):
+        (table,), _ = outcomes(f"github-threads/open-mpi-ompi-issue215_osu_latency_v4.4_{name}.txt")
+        assert table.version == "4.4" and table.sizes() == expected_sizes(0, 2048, zero_row=True)
+
+
+def test_a_hang_is_caught_by_the_sizes_the_run_asked_for():
+    name = "github-threads/ofiwg-libfabric-issue4525_osu_alltoall_v5.4.1_hang.txt"
+    (output,) = split_outputs((WORLD / name).read_text())
+    assert output.parse().sizes()[-1] == 256  # '..... never progresses' is no row
+    with pytest.raises(OsuParseError, match=r"missing sizes \[512, .*1048576\] \(truncated\?\)"):
+        output.parse(expect_sizes=expected_sizes(1, 1 << 20))
+
+
+def test_a_crash_ends_the_table_and_is_the_reason():
+    _, (message,) = outcomes(
+        "github-threads/open-mpi-ompi-issue5946_osu_acc_latency_v5.3_internode_segfault.txt")
+    # the backtrace line '    0  /home/.../libucs.so.0(+0x232e9) [...]' is no garbled row
+    assert message.startswith("OSU MPI_Accumulate latency Test: the run failed; last row: size 0")
+
+
+def test_open_mpi_tag_and_timestamp_prefixes_are_removed():
+    _, (tagged,) = outcomes(
+        "github-threads/open-mpi-ompi-issue9876_osu_get_acc_latency_v5.5_tag-output_segfault.txt")
+    assert tagged.startswith("OSU MPI_Get_accumulate latency Test: column header at line 4")
+    assert "'[n15:142503] *** Process received signal ***' (line 5)" in tagged
+    _, (stamped,) = outcomes(
+        "github-threads/openucx-ucx-issue5205_osu_get_acc_latency_v5.6.2_timestamp-tag-output_hang.txt")
+    assert stamped.startswith("OSU MPI_Get_accumulate latency Test: column header at line 4")

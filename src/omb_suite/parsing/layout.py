@@ -24,6 +24,7 @@ A table copied into a Markdown or reStructuredText page ends at the page's next 
 (```` ``` ````, `~~~`), heading (`##` to `######`; OSU's own comment lines start with one `#`)
 or, in an indented block, the first line indented less than the title: what follows is the
 page's, not the table's (`ends_table`). OSU itself prints every line from column 0.
+Open MPI's `--tag-output` and `--timestamp-output` line prefixes are removed first (`untagged`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ TITLE_RE = re.compile(
 )
 #: A title whose '#' was lost (copied from a web page or edited): refused, with the line.
 BARE_TITLE_RE = re.compile(r"^OSU MPI\S*.*?\bTest(?:\s+v\S+)?\s*$")
+#: Open MPI's per-line prefixes: `--timestamp-output` ("Wed May 27 09:26:50 2020") and
+#: `--tag-output` ("[1,0]<stdout>:", job and rank), removed before anything is read.
+TAG_RE = re.compile(
+    r"^(?:[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err)>:"
+)
 #: Where a table in a Markdown page ends: a code fence or a heading of level 2 to 6.
 TABLE_END_RE = re.compile(r"^(?:```|~~~|#{2,6}(?:\s|$))")
 ACCEL_RE = re.compile(r"-(CUDA MANAGED|CUDA|OPENACC|ROCM|MANAGED)\b")
@@ -160,6 +166,11 @@ class Title:
     last: int  # line number of its last identical repeat (`number` if it has none)
     title: str
     version: str | None
+
+
+def untagged(lines: list[str]) -> list[str]:
+    """The lines without Open MPI's `--tag-output`/`--timestamp-output` prefixes."""
+    return [TAG_RE.sub("", line, count=1) for line in lines]
 
 
 def indent(raw: str) -> int:
