@@ -45,8 +45,11 @@ def test_rows_after_a_fence_belong_to_the_page_synthetic():
         parse_osu_output(f"{block}\n64 2.5\n64 2.6\n")  # without the fence: read, refused
 
 
-def test_unindented_job_output_is_not_cut_by_indentation_synthetic():
-    text = "   # OSU MPI Latency Test v5.3.2\n# Size          Latency (us)\n0   1.11\n"
-    with pytest.raises(OsuParseError, match="no column header"):
-        parse_osu_output(text)  # a title right of its table: the header is left of it
-    assert parse_osu_output(text.lstrip()).sizes() == [0]
+def test_a_line_left_of_an_indented_table_is_skipped_and_the_rows_go_on_synthetic():
+    lines = SARUS.read_text().splitlines()
+    block = lines[13:39]  # '   # OSU MPI Latency Test v5.3.2' and its 24 rows, indented
+    prose = "16 nodes is slightly higher than the one computed for the container benchmark."
+    text = "\n".join([*block[:10], prose, *block[10:]])  # at column 0, between rows
+    assert parse_osu_output(text).sizes() == expected_sizes(0, 1 << 22, zero_row=True)
+    with pytest.raises(OsuParseError, match="garbled data row"):
+        parse_osu_output("\n".join(line.strip() for line in text.splitlines()))

@@ -20,10 +20,11 @@ line inside the table) refuses it with the line, not its version. Releases befor
 after 7.5.x are refused by version, so that a layout nobody checked is never read as if it
 were a known one; so is a title without a version.
 
-A table copied into a Markdown or reStructuredText page ends at the page's next code fence
-(```` ``` ````, `~~~`), heading (`##` to `######`; OSU's own comment lines start with one `#`)
-or, in an indented block, the first line indented less than the title: what follows is the
-page's, not the table's (`ends_table`). OSU itself prints every line from column 0.
+A table copied into a Markdown page ends at the page's next code fence (```` ``` ````, `~~~`)
+or heading (`##` to `######`; OSU's own comment lines start with one `#`): what follows is the
+page's, not the table's (`ends_table`). In an indented block (reStructuredText `code-block`,
+Markdown indented code), lines left of the title are the page's prose, never rows (`left_of`).
+OSU itself prints every line from column 0.
 Open MPI's `--tag-output` and `--timestamp-output` line prefixes are removed first (`untagged`).
 """
 
@@ -177,31 +178,34 @@ def indent(raw: str) -> int:
     return len(raw) - len(raw.lstrip())
 
 
-def ends_table(raw: str, title_indent: int) -> bool:
-    """Whether this line, after a title indented by `title_indent`, ends its table on a page:
-    a Markdown fence or heading, or a line left of an indented block (see above)."""
-    line = raw.strip()
-    return bool(TABLE_END_RE.match(line)) or (bool(line) and indent(raw) < title_indent)
+def ends_table(raw: str) -> bool:
+    """Whether this line, after a title, ends its table on a page: a fence or a heading."""
+    return bool(TABLE_END_RE.match(raw.strip()))
+
+
+def left_of(raw: str, title_indent: int) -> bool:
+    """Whether this line stands left of a title indented by `title_indent`: a page's prose
+    beside an indented block, never a row or a comment of the table (a wrapper's unindented
+    stderr line between indented rows is skipped the same way, and the rows go on)."""
+    return bool(raw.strip()) and indent(raw) < title_indent
 
 
 def find_titles(lines: list[str], first: int = 1) -> list[Title]:
     """The title lines of `lines` (numbered from `first`). OSU 7.3's osu_mbw_mr prints its
-    title twice, one line after the other: a title identical to the previous one with no '#'
-    line between them (no column header, no metadata: no table) is that same header
-    repeated, not a second benchmark."""
+    title twice, one line after the other: a title identical to the previous one with only
+    blank lines between them is that same header repeated, not a second benchmark (a run
+    that crashed after its title and was run again has the crash's lines between)."""
     found: list[Title] = []
-    previous, hashed = "", False
+    previous = ""  # the last non-blank line
     for number, raw in enumerate(lines, first):
         line = raw.strip()
         if match := TITLE_RE.match(line):
-            if found and not hashed and line == previous:
+            if found and line == previous:
                 found[-1] = Title(found[-1].number, number, found[-1].title, found[-1].version)
             else:
                 version = match["version"] or match["old_version"]
                 found.append(Title(number, number, match["title"], version))
-            previous, hashed = line, False
-        elif line.startswith("#"):
-            hashed = True
+        previous = line or previous
     return found
 
 
