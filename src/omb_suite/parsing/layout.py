@@ -12,9 +12,10 @@ The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sour
   (`# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)`, one-sided: `# Rank 0 Memory
   on ...`) before the header.
 
-OMB 4.x and 5.0 to 5.5 print the tables of 5.6 (titles, `# Size  Latency (us)`, size 0 in
-point-to-point tables, collectives' `Avg Latency(us)`, `# [ pairs: N ] [ window size: W ]`):
-seen in real outputs of 4.1, 4.3, 4.4.1, 5.0, 5.3, 5.3.2, 5.4.1 and 5.5 (tests/data/osu-world).
+OMB 4.x and 5.0 to 5.5 print the tables of 5.6 (titles, `# Size  Latency (us)` and size 0 in
+point-to-point tables, collectives' `Avg Latency(us)`, one-sided window and synchronization
+lines, device buffer lines): seen in real outputs of 4.4, 4.4.1, 5.0, 5.3, 5.3.2, 5.4.1 and
+5.5 (tests/data/osu-world).
 A table of theirs is read like any other: what the parser does not know (a column label, a
 line inside the table) refuses it with the line, not its version. Releases before 4.0 and
 after 7.5.x are refused by version, so that a layout nobody checked is never read as if it
