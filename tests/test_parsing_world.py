@@ -4,12 +4,13 @@ real ones carry `constructed` in their names."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from omb_suite.parsing import OsuParseError, expected_sizes, split_outputs
+from omb_suite.parsing import OsuParseError, expected_sizes, parse_osu_output, split_outputs
 
 WORLD = Path(__file__).parent / "data" / "osu-world"
 EXPECTED = yaml.safe_load((WORLD / "expected.yaml").read_text())
@@ -163,3 +164,18 @@ def test_open_mpi_tag_and_timestamp_prefixes_are_removed():
     _, (stamped,) = outcomes(
         "github-threads/openucx-ucx-issue5205_osu_get_acc_latency_v5.6.2_timestamp-tag-output_hang.txt")
     assert stamped.startswith("OSU MPI_Get_accumulate latency Test: column header at line 4")
+
+
+@pytest.mark.parametrize(("title", "message"), [
+    ("# OSU MPI Latency Test", "the title has no version, so its layout is unknown"),
+    ("# OSU MPI Latency Test (Version 3.1.1)", "OSU 3.1.1 is older than the layouts"),
+    ("# OSU MPI Latency Test v4.0", None),
+])
+def test_versions_at_the_edges_of_the_known_layouts_synthetic(title, message):
+    lines = (WORLD / "constructed" / "constructed_v4.2_latency_title.txt").read_text().splitlines()
+    text = "\n".join([title, *lines[1:]])
+    if message is None:
+        assert parse_osu_output(text).version == "4.0"
+        return
+    with pytest.raises(OsuParseError, match=re.escape(message)):
+        parse_osu_output(text)
