@@ -43,6 +43,11 @@ def with_size(frame: pl.DataFrame) -> pl.DataFrame:
 
 def label(keys: dict) -> str:
     """Human-readable series name, also what ``--threshold`` patterns are matched against."""
+    return f"{curve_label(keys)}.{keys['perf_var']} [{keys['unit']}]"
+
+
+def curve_label(keys: dict) -> str:
+    """Name of a curve: the series name without the variable (which carries the size)."""
     parts = [f"{keys['system']}:{keys['partition']}"]
     for name, prefix in _LABEL_PARTS:
         value = keys.get(name)
@@ -52,7 +57,7 @@ def label(keys: dict) -> str:
             parts[-1] += f"@{value}"
         else:
             parts.append(f"{prefix}{value}")
-    parts.append(f"{keys['test']}.{keys['perf_var']} [{keys['unit']}]")
+    parts.append(str(keys["test"]))
     return " ".join(parts)
 
 
