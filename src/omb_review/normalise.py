@@ -52,7 +52,7 @@ CATEGORICAL = (
 )
 #: Columns that identify a series (series.SERIES_KEYS without the ones every source has).
 IDENTITY_COLUMNS = (
-    "num_nodes", "num_tasks", "mpi_family", "mpi_version", "buffers", "benchmark", "placement",
+    "num_nodes", "num_tasks", "mpi_family", "buffers", "benchmark", "placement",
     "algorithm", "window_size", "processes", "rma_window", "rma_sync", "mapping",
 )
 #: What ``algorithm`` held before the perflog had these columns: pattern, {column: group}.

@@ -18,8 +18,9 @@ SIZES = (1, 8, 64, 1024, 65536, 1048576)
 
 
 def _tree(root: Path, nights: int = 30, slow_from: int = 27) -> Path:
-    """Synthetic nightly osu_latency perflog (seeded noise): from night ``slow_from`` on, the
-    inter_node curve is 10% slower at every size, on nodes n003/n004 with a new Spack lock."""
+    """Synthetic nightly osu_latency perflog (seeded noise): from night ``slow_from`` on, Open
+    MPI is 4.1.6 (was 4.1.4) with a new Spack lock, the job runs on nodes n003/n004 and the
+    inter_node curve is 10% slower at every size."""
     rng = random.Random(5)
     lines = ["|".join(COLUMNS)]
     start = datetime(2026, 1, 1, 2, tzinfo=timezone.utc)
@@ -34,7 +35,8 @@ def _tree(root: Path, nights: int = 30, slow_from: int = 27) -> Path:
                    "name": f"OsuPt2Pt %benchmark=osu_latency %placement={placement}",
                    "num_nodes": "2" if placement == "inter_node" else "1",
                    "benchmark": "osu_latency", "placement": placement, "buffers": "H H",
-                   "mpi_family": "openmpi", "mpi_version": "4.1.4", "osu_version": "7.3",
+                   "mpi_family": "openmpi", "mpi_version": "4.1.6" if upgraded else "4.1.4",
+                   "osu_version": "7.3",
                    "mpi_spec": "openmpi@4.1.4/abc", "spack_lock": "d00d" if upgraded else "beef",
                    "session_tag": f"night-{night}", "perf_unit": "us", "perf_ref": "0",
                    "perf_lower_thres": "null", "perf_upper_thres": "null", "perf_result": "pass"}
@@ -61,7 +63,7 @@ def test_synthetic_regression_at_six_sizes_is_one_finding_naming_sizes_and_what_
     printed = capsys.readouterr().out
     assert code == 1
     flagged = [s for s in result["series"] if s["status"] == "regression"]
-    assert len(flagged) == len(SIZES)  # the per-series verdicts stay
+    assert len(flagged) == len(SIZES)  # the per-series verdicts stay, across the MPI upgrade
     (finding,) = result["findings"]
     assert finding["placement"] == "inter_node" and finding["status"] == "regression"
     assert finding["sizes"] == list(SIZES) and finding["sizes_text"] == "1 B-1 MiB (6 of 6 sizes)"
@@ -70,7 +72,9 @@ def test_synthetic_regression_at_six_sizes_is_one_finding_naming_sizes_and_what_
     assert finding["value_change"].startswith("+") and finding["confidence"] > 0.99
     assert sorted(finding["series"]) == sorted(s["series"] for s in flagged)
     changed = {c["field"]: c for c in finding["what_changed"]}
-    assert set(changed) == {"spack_lock", "job_nodelist"}  # not the versions: they stayed
+    assert set(changed) == {"mpi_version", "spack_lock", "job_nodelist"}  # not osu_version
+    assert (changed["mpi_version"]["baseline"], changed["mpi_version"]["first_bad"]) == (
+        ["4.1.4"], "4.1.6")
     assert changed["spack_lock"]["baseline"] == ["beef"]
     assert changed["spack_lock"]["first_bad"] == "d00d"
     assert printed.count("REGRESSION ") == 1 and "changed spack_lock: beef -> d00d" in printed
