@@ -7,8 +7,14 @@ import random
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from conftest import DATA
+
+from omb_review import gate
+from omb_review.changes import what_changed
 from omb_review.cli import main
-from omb_review.findings import size_text
+from omb_review.detect import Settings
+from omb_review.findings import CURVE_KEYS, size_text
+from omb_review.ingest import load
 
 COLUMNS = ("job_completion_time|result|system|partition|environ|name|jobid|job_nodelist|"
            "num_nodes|num_tasks|benchmark|placement|buffers|mpi_family|mpi_version|osu_version|"
@@ -104,3 +110,19 @@ def _faster(row: str) -> str:
 def test_size_text_uses_binary_units():
     assert [size_text(s) for s in (0, 8, 1000, 1024, 65536, 4194304)] == [
         "0 B", "8 B", "1000 B", "1 KiB", "64 KiB", "4 MiB"]
+
+
+def test_what_changed_between_real_reframe3_and_reframe4_sessions_is_the_reframe_version():
+    """Real history (tests/review/data/history): ReFrame 3.12.0, then 4.0.5, then 4.10.4 with
+    a format that did not log the version. The version changed between the first two; against
+    the third it is unknown, which is not a change."""
+    frame = load(DATA / "history" / "perflogs", use_cache=False).frame
+    (result, *_) = gate.run(frame, gate.Windows(latest=4), Settings(), [])
+    keys = {k: result.keys[k] for k in CURVE_KEYS}
+    times = sorted(frame["time"].unique())
+    window = {"start": times[0].isoformat(), "end": times[3].isoformat(), "runs": 4}
+    to_40, to_410 = ({"time": times[i].isoformat()} for i in (4, 8))
+    changed, unknown = what_changed([(keys, window, to_40), (keys, window, to_410)], frame)
+    assert [(c.field, c.baseline, c.first_bad) for c in changed] == [
+        ("reframe_version", ["3.12.0"], "4.0.5")]
+    assert unknown == []
