@@ -231,6 +231,7 @@ def _split(args, frame: pl.DataFrame):
 
 def cmd_report(args) -> int:
     from . import plots, report  # matplotlib: only imported when drawing
+    from .curves import load_curves, with_whole_curves
     from .hockney import fit_curves
     from .series import with_size
 
@@ -242,7 +243,9 @@ def cmd_report(args) -> int:
         return EXIT_USAGE
     ds = _load(args)
     results = _judge(args, ds)
-    frame = with_size(ds.frame)
+    points, unreadable = load_curves(args.perflog_dir, ds.frame)  # every size OSU measured
+    ds.problems += unreadable
+    frame = with_whole_curves(with_size(ds.frame), points)
     figdir = args.out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     n = args.max_figures

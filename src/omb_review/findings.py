@@ -47,7 +47,7 @@ class Finding:
     curve: str  # e.g. "alpha:cpu gnu-ompi mpi=openmpi@4.1.4 buffers=H H osu_latency ..."
     keys: dict  # the curve's series keys (CURVE_KEYS)
     status: str  # regression | improvement
-    sizes: list[int]  # affected message sizes in bytes, ascending
+    sizes: list[int]  # affected message sizes in bytes, ascending (any metric of the curve)
     judged_sizes: list[int]  # sizes of this curve the gate judged (affected or not)
     figures: list[str]  # affected variables without a size (min_latency, peak_bandwidth)
     change_min: float  # smallest and largest relative change, positive = worse
@@ -157,7 +157,7 @@ def _finding(keys: dict, status: str, hit: list[SeriesResult], judged: list[int]
     moved = [d.latest_median / d.baseline_median - 1 for d in detail if d.baseline_median]
     return Finding(
         curve=curve_label(keys), keys=keys, status=status,
-        sizes=[d.size for d in detail if d.size is not None], judged_sizes=judged,
+        sizes=sorted({d.size for d in detail if d.size is not None}), judged_sizes=judged,
         figures=[d.perf_var for d in detail if d.size is None],
         change_min=min(d.change for d in detail), change_max=max(d.change for d in detail),
         value_change=_percent(moved) if moved else "", confidence=min(d.confidence for d in detail),
