@@ -72,12 +72,13 @@ class Finding:
         text = _ranges(self.sizes, self.judged_sizes)
         return f"{text} ({len(self.sizes)} of {len(self.judged_sizes)} sizes)"
 
-    def summary(self) -> str:
-        """One line: status, curve, sizes, change, confidence, first bad run, what changed."""
+    def summary(self, changes: bool = True) -> str:
+        """One line: status, curve, sizes, change, confidence, first bad run, what changed
+        (unless ``changes`` is False)."""
         bad = self.first_bad or {}
         changed = "; ".join(
             f"{c.field} {'/'.join(c.baseline) or '?'} -> {c.first_bad}" for c in self.changes
-        )
+        ) if changes else ""
         return (f"{self.status.upper()} {self.curve}: {self.sizes_text}, {self.value_change}, "
                 f"confidence >= {self.confidence:.3f}, since job {bad.get('jobid')} "
                 f"({bad.get('time')}, tag {bad.get('session_tag')})"
