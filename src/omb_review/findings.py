@@ -44,7 +44,7 @@ class SizeDetail:
 class Finding:
     """One curve's regression (or improvement), all affected sizes together."""
 
-    curve: str  # e.g. "alpha:cpu gnu-ompi mpi=openmpi@4.1.4 buffers=H H osu_latency ..."
+    curve: str  # e.g. "alpha:cpu gnu-ompi mpi=openmpi buffers=H H osu_latency inter_node ..."
     keys: dict  # the curve's series keys (CURVE_KEYS)
     status: str  # regression | improvement
     sizes: list[int]  # affected message sizes in bytes, ascending (any metric of the curve)
@@ -66,11 +66,14 @@ class Finding:
 
     @property
     def sizes_text(self) -> str:
-        """``1 B-4 MiB (23 of 23 sizes)``: runs of consecutive judged sizes as ranges."""
+        """``1 B-4 MiB (23 of 23 sizes)``: runs of consecutive judged sizes as ranges, then
+        the figures of the whole curve (``min_latency``) that moved too."""
+        figures = ", ".join(self.figures)
         if not self.sizes:
-            return ", ".join(self.figures)
+            return figures
         text = _ranges(self.sizes, self.judged_sizes)
-        return f"{text} ({len(self.sizes)} of {len(self.judged_sizes)} sizes)"
+        return f"{text} ({len(self.sizes)} of {len(self.judged_sizes)} sizes)" + (
+            f" and {figures}" if figures else "")
 
     def summary(self, changes: bool = True) -> str:
         """One line: status, curve, sizes, change, confidence, first bad run, what changed

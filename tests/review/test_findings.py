@@ -13,7 +13,7 @@ from omb_review import gate
 from omb_review.changes import what_changed
 from omb_review.cli import main
 from omb_review.detect import Settings
-from omb_review.findings import CURVE_KEYS, size_text
+from omb_review.findings import CURVE_KEYS, Finding, size_text
 from omb_review.ingest import load
 
 COLUMNS = ("job_completion_time|result|system|partition|environ|name|jobid|job_nodelist|"
@@ -126,3 +126,12 @@ def test_what_changed_between_real_reframe3_and_reframe4_sessions_is_the_reframe
     assert [(c.field, c.baseline, c.first_bad) for c in changed] == [
         ("reframe_version", ["3.12.0"], "4.0.5")]
     assert unknown == []
+
+
+def test_sizes_text_names_the_curve_figures_that_moved_too():
+    finding = Finding(curve="c", keys={}, status="regression", sizes=[8, 16],
+                      judged_sizes=[1, 8, 16, 64], figures=["min_latency"], change_min=0.1,
+                      change_max=0.2, value_change="+10% to +20%", confidence=0.99,
+                      first_bad=None, baseline_window=None)
+    assert finding.sizes_text == "8 B-16 B (2 of 4 sizes) and min_latency"
+    assert Finding(**{**finding.__dict__, "sizes": []}).sizes_text == "min_latency"
