@@ -59,11 +59,15 @@ def perflog_dir(test: rfm.RegressionTest) -> Path | None:
             key = f'logging/0/handlers_perflog/{i}'
             basedir = os.path.join(config.get('systems/0/prefix'),
                                    osext.expandvars(config.get(f'{key}/basedir')))
+            where = f'{test.current_system.name}/{test.current_partition.name}'
             names = {'check_system': test.current_system.name, 'check_name': test.name,
                      'check_partition': test.current_partition.name,
                      'check_environ': test.current_environ.name}
-            return Path(os.path.abspath(basedir), osext.expandvars(
-                config.get(f'{key}/prefix')) % names)
+            try:
+                where = osext.expandvars(config.get(f'{key}/prefix')) % names
+            except (KeyError, TypeError, ValueError):  # other attributes: ReFrame's default
+                pass
+            return Path(os.path.abspath(basedir), where)
     return None
 
 
