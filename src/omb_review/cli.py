@@ -231,9 +231,8 @@ def _split(args, frame: pl.DataFrame):
 
 def cmd_report(args) -> int:
     from . import plots, report  # matplotlib: only imported when drawing
-    from .curves import load_curves, with_whole_curves
+    from .curves import report_frame
     from .hockney import fit_curves
-    from .series import with_size
 
     try:
         peaks = link_peaks(args.config) if args.config else {}
@@ -243,9 +242,8 @@ def cmd_report(args) -> int:
         return EXIT_USAGE
     ds = _load(args)
     results = _judge(args, ds)
-    points, unreadable = load_curves(args.perflog_dir, ds.frame)  # every size OSU measured
+    frame, unreadable = report_frame(args.perflog_dir, ds.frame)  # every size OSU measured
     ds.problems += unreadable
-    frame = with_whole_curves(with_size(ds.frame), points)
     figdir = args.out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     n = args.max_figures

@@ -21,6 +21,7 @@ import polars as pl
 from omb_suite.curvelog import FORMAT, RUN_FIELDS, SUFFIX
 
 from .problem import Problem
+from .series import with_size
 
 #: The perflog columns a curve is joined on (``time``: the completion time, to the second).
 JOIN = ("system", "partition", "environ", "name", "jobid", "time")
@@ -136,3 +137,10 @@ def with_whole_curves(frame: pl.DataFrame, points: pl.DataFrame) -> pl.DataFrame
     shared = [c for c in extra.columns if c in frame.columns]
     extra = extra.select(pl.col(c).cast(frame.schema[c]) for c in shared)
     return pl.concat([frame, extra], how="diagonal_relaxed")
+
+
+def report_frame(root: Path, records: pl.DataFrame) -> tuple[pl.DataFrame, list[Problem]]:
+    """What the report draws curves and fits from: the records (``series.with_size``) with
+    every size of the curve logs below ``root``, and the curve lines that could not be used."""
+    points, problems = load_curves(root, records)
+    return with_whole_curves(with_size(records), points), problems

@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA
 
 from omb_review.cli import main
-from omb_review.curves import load_curves, with_whole_curves
+from omb_review.curves import load_curves, report_frame
 from omb_review.ingest import load
 from omb_review.series import with_size
 
@@ -58,14 +58,13 @@ def test_collective_curves_keep_their_scale_and_algorithm():
 
 
 def test_report_curves_and_hockney_get_every_size():
-    records, points, _problems = _curves(CURVES)
-    frame = with_whole_curves(with_size(records), points)
-    sizes = frame.filter(pl.col("metric") == "latency")["size"].unique().sort().to_list()
-    assert sizes == PT2PT_SIZES
+    records = load(CURVES, use_cache=False).frame
+    frame, problems = report_frame(CURVES, records)
+    latency = frame.filter(pl.col("metric") == "latency")
+    assert problems == [] and latency["size"].unique().sort().to_list() == PT2PT_SIZES
     logged = with_size(records).filter(pl.col("metric") == "latency")["size"].unique()
-    assert len(logged) < len(sizes)  # no point counted twice:
-    assert frame.filter(pl.col("metric") == "latency").group_by("jobid", "size").len()[
-        "len"].max() == 1
+    assert len(logged) == 6  # what the perflog alone would give the curves and fits
+    assert latency.group_by("jobid", "size").len()["len"].max() == 1  # no point twice
 
 
 def test_unreadable_curve_lines_and_runs_no_perflog_has_are_reported(tree):
@@ -87,10 +86,10 @@ def test_unreadable_curve_lines_and_runs_no_perflog_has_are_reported(tree):
     assert "999999999" not in points["jobid"].to_list()
 
 
-def test_report_hockney_fits_use_every_size_of_the_curve_logs(tree, tmp_path):
+def test_report_reads_the_curve_logs(tree, tmp_path):
+    log = next(tree.rglob("OsuPt2Pt.curves.jsonl"))
+    log.write_text(log.read_text() + "{not json\n")
     out = tmp_path / "report"
     assert main(["report", str(tree), "-o", str(out), "--no-cache", "--latest", "1",
                  "--max-figures", "1", "--link-peak", "local:default=25000"]) == 0
-    html = (out / "report.html").read_text()
-    hockney = html[html.index("<h2>Hockney fits</h2>"):]
-    assert "<td>23</td>" in hockney.split("</table>")[0]  # sizes fitted; the perflog has 6
+    assert "unreadable curve record" in (out / "report.html").read_text()
