@@ -28,7 +28,7 @@ MISSING = [name for name in SOURCES if not os.environ.get(name)]
 OMB_SETUP = str(Path(sys.executable).parent / 'omb-setup')
 
 pytestmark = [
-    pytest.mark.spack, pytest.mark.e2e,
+    pytest.mark.spack, pytest.mark.e2e, pytest.mark.xdist_group('spack-builds'),
     pytest.mark.skipif(bool(MISSING), reason=f'{", ".join(MISSING)} not set: the real '
                        f'bootstrap needs local Spack sources (docs/spack.md)'),
     pytest.mark.skipif(shutil.which('ompi_info') is None, reason="no Debian Open MPI"),

@@ -22,7 +22,13 @@ from testdata import DATA, REPO
 from omb_suite.setup import cli, spack_envs
 
 SPACK = real_spack()
-pytestmark = [pytest.mark.spack, pytest.mark.skipif(SPACK is None, reason=SKIP_REASON)]
+#: scripts/run-tests.sh runs the Spack tests two at a time (pytest-xdist, --dist loadgroup):
+#: Spack's concretizer is single-threaded and these tests time nothing. Two groups of about
+#: the same length: the recipe's facts and the CPU environments here, and the CUDA
+#: environments with the real bootstrap (tests/test_spack_bootstrap_e2e.py).
+OTHER_CORE = pytest.mark.xdist_group('spack-builds')
+pytestmark = [pytest.mark.spack, pytest.mark.skipif(SPACK is None, reason=SKIP_REASON),
+              pytest.mark.xdist_group('spack-recipe')]
 RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/osu_micro_benchmarks/package.py'
 MVAPICH2_RECIPE = REPO / 'spack/repo/spack_repo/omb/packages/mvapich2/package.py'
 FACTS = Path(__file__).resolve().parent / 'spack_recipe_facts.py'
@@ -137,6 +143,7 @@ def test_cpu_environment_concretizes_on_local(checkout, name):
     assert 'osu-micro-benchmarks@7.4' in out
 
 
+@OTHER_CORE
 @pytest.mark.parametrize('name', ['openmpi-cuda', 'mpich-cuda', 'mvapich-cuda'])
 def test_cuda_environment_concretizes_with_a_cuda_external(checkout, name):
     out = spack('-e', str(checkout / 'spack/environments' / name), 'concretize', '--fresh',
@@ -144,6 +151,7 @@ def test_cuda_environment_concretizes_with_a_cuda_external(checkout, name):
     assert 'osu-micro-benchmarks@7.4+cuda' in out
 
 
+@OTHER_CORE
 def test_cuda_osu_over_an_mpi_without_cuda_is_refused(checkout):
     env_dir = checkout / 'spack/environments/mpich-no-cuda'
     env_dir.mkdir()
