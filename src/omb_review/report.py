@@ -84,7 +84,7 @@ def _hockney_views(fits: list[Fit]) -> list[dict]:
              "title": f.curve, "unit": "us", "sizes": f.sizes, "times": f.times,
              "alpha": f.alpha_us, "beta": f.beta_mbps if f.resolved else None,
              "note": f"L = {f.alpha_us:.3g} us, B = "
-                     + (f"{f.beta_mbps:.4g} MB/s" if f.resolved else "not resolved")}
+                     + (f"{f.beta_mbps:,.0f} MB/s" if f.resolved else "not resolved")}
             for f in fits]
 
 
@@ -179,7 +179,7 @@ for its charts; click a heading to sort. <span id='findings-count'></span></p>
 <div id='detail' hidden><h3 id='detail-title'></h3><p id='detail-summary'></p>
 <label>variable <select id='detail-size'></select></label>
 <span class='muted'>orange dashes: change points; red dots: first bad run; green: reference
-band (the axis follows the data, not the band); red x: failed runs.</span>
+band (the axis follows the data, not the band); grey: baseline window; red x: failed runs.</span>
 <div class='row'><div id='detail-ts' class='plot tall'></div>
 <div id='detail-curve' class='plot tall'></div></div>
 <table id='detail-changed'></table><br><table id='detail-sizes'></table></div>

@@ -13,7 +13,7 @@ const esc = s => String(s ?? "").replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};
 const median = a => { const s = a.filter(x => x != null).sort((x, y) => x - y), n = s.length;
   return n ? (n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2) : null; };
 const epoch = iso => iso ? Date.parse(iso) / 1000 : null;
-const LAYOUT = {margin: {l: 60, r: 10, t: 10, b: 50}, hovermode: "closest",
+const LAYOUT = {margin: {l: 60, r: 40, t: 10, b: 50}, hovermode: "closest",
   legend: {orientation: "h", x: 0, y: -0.22, yanchor: "top"}};
 const CONFIG = {responsive: true, displaylogo: false};
 
@@ -149,6 +149,9 @@ function drawTimeSeries(row, chart) {
     y1: 1, line: {color, dash, width: 1.5}});
   const shapes = (s.cp || []).map(t => line(utc(epoch(t)), "#ff7f0e", "dash"));
   if (row.first_bad_run) shapes.push(line(utc(epoch(row.first_bad_run.time)), "#d62728", "dot"));
+  if (row.baseline_window) shapes.push({type: "rect", xref: "x", yref: "paper", y0: 0, y1: 1,
+    x0: utc(epoch(row.baseline_window.start)), x1: utc(epoch(row.baseline_window.end)),
+    fillcolor: "rgba(120,120,120,0.10)", line: {width: 0}, layer: "below"});
   Plotly.react("detail-ts", traces, {...LAYOUT, shapes, yaxis: {title: {text: unit},
     range: [lo - pad, hi + pad]}, xaxis: {type: "date"}}, CONFIG);
   drawn();
@@ -167,10 +170,17 @@ function drawBeforeAfter(row, chart) {
       hovertemplate: `%{customdata} B: %{y:.4g} ${chart.keys.unit}<extra>${name}</extra>`};
   };
   const split = bad ? `first bad run ${row.first_bad_run.time.slice(0, 10)}` : D.meta.split_caption;
-  Plotly.react("detail-curve", [curve(before, "before", "solid"),
-    curve(after, `after (${split})`, "dash")], {...LAYOUT, xaxis: {type: "log",
-    title: {text: "message size (bytes; 0 B drawn at 0.5)"}}, yaxis: {type: "log",
-    title: {text: chart.keys.unit}}}, CONFIG);
+  const b = curve(before, "before", "solid"), a = curve(after, `after (${split})`, "dash");
+  const ratio = {x: [], y: [], name: "after / before (right axis)", yaxis: "y2", mode: "lines",
+    line: {color: "#9467bd", width: 1}, hovertemplate: "%{y:.3f} x<extra></extra>"};
+  b.x.forEach((x, i) => { const j = a.x.indexOf(x);
+    if (j >= 0) { ratio.x.push(x); ratio.y.push(a.y[j] / b.y[i]); } });
+  Plotly.react("detail-curve", [b, a, ratio], {...LAYOUT, margin: {...LAYOUT.margin, r: 60},
+    xaxis: {type: "log", title: {text: "message size (bytes; 0 B drawn at 0.5)"}},
+    yaxis: {type: "log", title: {text: chart.keys.unit}},
+    yaxis2: {overlaying: "y", side: "right", title: {text: "after / before"}, showgrid: false,
+      tickformat: ".2f", range: [Math.min(1, ...ratio.y) - 0.02, Math.max(1, ...ratio.y) + 0.02]}},
+    CONFIG);
   drawn();
 }
 
