@@ -44,10 +44,10 @@ class SizeDetail:
 class Finding:
     """One curve's regression (or improvement), all affected sizes together."""
 
-    curve: str  # e.g. "alpha:cpu gnu-ompi mpi=openmpi@4.1.4 buffers=H H osu_latency ..."
+    curve: str  # e.g. "alpha:cpu gnu-ompi mpi=openmpi buffers=H H osu_latency inter_node ..."
     keys: dict  # the curve's series keys (CURVE_KEYS)
     status: str  # regression | improvement
-    sizes: list[int]  # affected message sizes in bytes, ascending
+    sizes: list[int]  # affected message sizes in bytes, ascending (any metric of the curve)
     judged_sizes: list[int]  # sizes of this curve the gate judged (affected or not)
     figures: list[str]  # affected variables without a size (min_latency, peak_bandwidth)
     change_min: float  # smallest and largest relative change, positive = worse
@@ -66,18 +66,22 @@ class Finding:
 
     @property
     def sizes_text(self) -> str:
-        """``1 B-4 MiB (23 of 23 sizes)``: runs of consecutive judged sizes as ranges."""
+        """``1 B-4 MiB (23 of 23 sizes)``: runs of consecutive judged sizes as ranges, then
+        the figures of the whole curve (``min_latency``) that moved too."""
+        figures = ", ".join(self.figures)
         if not self.sizes:
-            return ", ".join(self.figures)
+            return figures
         text = _ranges(self.sizes, self.judged_sizes)
-        return f"{text} ({len(self.sizes)} of {len(self.judged_sizes)} sizes)"
+        return f"{text} ({len(self.sizes)} of {len(self.judged_sizes)} sizes)" + (
+            f" and {figures}" if figures else "")
 
-    def summary(self) -> str:
-        """One line: status, curve, sizes, change, confidence, first bad run, what changed."""
+    def summary(self, changes: bool = True) -> str:
+        """One line: status, curve, sizes, change, confidence, first bad run, what changed
+        (unless ``changes`` is False)."""
         bad = self.first_bad or {}
         changed = "; ".join(
             f"{c.field} {'/'.join(c.baseline) or '?'} -> {c.first_bad}" for c in self.changes
-        )
+        ) if changes else ""
         return (f"{self.status.upper()} {self.curve}: {self.sizes_text}, {self.value_change}, "
                 f"confidence >= {self.confidence:.3f}, since job {bad.get('jobid')} "
                 f"({bad.get('time')}, tag {bad.get('session_tag')})"
@@ -157,7 +161,7 @@ def _finding(keys: dict, status: str, hit: list[SeriesResult], judged: list[int]
     moved = [d.latest_median / d.baseline_median - 1 for d in detail if d.baseline_median]
     return Finding(
         curve=curve_label(keys), keys=keys, status=status,
-        sizes=[d.size for d in detail if d.size is not None], judged_sizes=judged,
+        sizes=sorted({d.size for d in detail if d.size is not None}), judged_sizes=judged,
         figures=[d.perf_var for d in detail if d.size is None],
         change_min=min(d.change for d in detail), change_max=max(d.change for d in detail),
         value_change=_percent(moved) if moved else "", confidence=min(d.confidence for d in detail),

@@ -27,7 +27,7 @@ def series_line(r: SeriesResult) -> str:
 
 def finding_lines(f: Finding) -> list[str]:
     """The finding's summary, what changed, and its sizes with their change (worse = +)."""
-    lines = [f.summary()]
+    lines = [f.summary(changes=False)]
     for c in f.changes:
         varied = f" (baseline had {c.baseline_distinct} values)" if c.baseline_distinct > 1 else ""
         lines.append(f"  changed {c.field}: {' / '.join(c.baseline)} -> {c.first_bad}{varied}")

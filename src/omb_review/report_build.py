@@ -16,11 +16,11 @@ from pathlib import Path
 import polars as pl
 
 from . import plots, report, views
+from .curves import report_frame
 from .findings import findings
 from .gate import SeriesResult
 from .hockney import fit_curves
 from .ingest import Dataset
-from .series import with_size
 
 
 def split_of(args, frame: pl.DataFrame) -> plots.Split:
@@ -52,7 +52,8 @@ class _Clock:
 def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float]) -> Path:
     """Write ``args.out/report.html`` and return its path."""
     clock = _Clock()
-    frame = with_size(ds.frame)
+    frame, unreadable = report_frame(args.perflog_dir, ds.frame)  # every size OSU measured
+    ds.problems += unreadable
     split = split_of(args, frame)
     found = findings(results, ds.frame)
     clock.lap("findings")

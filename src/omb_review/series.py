@@ -1,7 +1,10 @@
 """Series identity (which records belong to one time series) and direction (which way is worse).
 
 A series is one performance variable of one benchmark configuration on one system partition:
-the HPC dimensions below, the variable (which carries the message size) and its unit.
+the HPC dimensions below, the variable (which carries the message size) and its unit.  The MPI
+and OSU versions are not part of it: an environment's library upgraded from one version to the
+next is the same series, so the gate judges the upgrade (and a finding names the version change,
+``changes``) instead of starting a new series with no baseline.
 ``algorithm`` is a collective algorithm; the osu_mbw_mr window, osu_latency_mp's forked
 processes and the one-sided window creation and synchronisation have their own keys.  The unit
 decides the direction: times are better when lower, rates and overlap when higher.
@@ -14,14 +17,14 @@ import fnmatch
 import polars as pl
 
 SERIES_KEYS = (
-    "system", "partition", "environ", "mpi_family", "mpi_version", "buffers", "test",
+    "system", "partition", "environ", "mpi_family", "buffers", "test",
     "benchmark", "placement", "algorithm", "window_size", "processes", "rma_window", "rma_sync",
     "mapping", "num_nodes", "num_tasks", "perf_var", "unit",
 )
 #: +1: a larger value is worse (times); -1: a smaller value is worse (rates).
 WORSE_WHEN = {"us": 1, "ms": 1, "s": 1, "ns": 1, "MB/s": -1, "GB/s": -1, "messages/s": -1, "%": -1}
 _LABEL_PARTS = (
-    ("environ", ""), ("mpi_family", "mpi="), ("mpi_version", "@"), ("buffers", "buffers="),
+    ("environ", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
     ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("window_size", "window="),
     ("processes", "processes="), ("rma_window", "win="), ("rma_sync", "sync="),
     ("mapping", "map="), ("num_nodes", "nodes="), ("num_tasks", "tasks="),
@@ -53,10 +56,7 @@ def curve_label(keys: dict) -> str:
         value = keys.get(name)
         if value is None:
             continue
-        if prefix == "@" and parts:
-            parts[-1] += f"@{value}"
-        else:
-            parts.append(f"{prefix}{value}")
+        parts.append(f"{prefix}{value}")
     parts.append(str(keys["test"]))
     return " ".join(parts)
 
