@@ -1,15 +1,14 @@
 """The report used as a person would, in a real headless Chromium driven by Playwright: open it,
 filter the findings, follow a finding to its charts, hover a point; screenshots are checked.
 
-Trees: a small synthetic one from ``benchmarks/review_bench.py`` (15 nights, an injected 10%
-osu_latency step on alpha:cpu: synthetic, so the finding is known) and our real perflogs
+Trees: a small synthetic one from ``benchmarks/review_bench.py`` (``bench_page`` in conftest:
+an injected osu_latency step on alpha:cpu, synthetic, so the finding is known) and our real perflogs
 (``tests/review/data/ours``, whose logged reference band is 0-7.35 us around 0.2-0.9 us runs).
 """
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import shutil
 from pathlib import Path
 
@@ -21,16 +20,6 @@ from omb_review.cli import main
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 playwright = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="apt-get install chromium")
-BENCH = Path(__file__).parents[2] / "benchmarks" / "review_bench.py"
-
-
-def _generate(root: Path, nights: int) -> None:
-    spec = importlib.util.spec_from_file_location("review_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.generate(root, nights)
-
-
 @pytest.fixture(scope="module")
 def browser():
     with playwright.sync_playwright() as p:
@@ -65,16 +54,8 @@ def _ink(browser, png: bytes) -> tuple[float, int]:
     return ink, blue
 
 
-@pytest.fixture(scope="module")
-def bench_report(tmp_path_factory) -> Path:
-    tmp = tmp_path_factory.mktemp("bench")
-    _generate(tmp / "perflogs", nights=15)
-    assert main(["report", str(tmp / "perflogs"), "-o", str(tmp / "out"), "--no-cache"]) == 0
-    return tmp / "out" / "report.html"
-
-
-def test_filter_follow_a_finding_and_hover_a_point(browser, bench_report, tmp_path):
-    page, errors = _open(browser, bench_report)
+def test_filter_follow_a_finding_and_hover_a_point(browser, bench_page, tmp_path):
+    page, errors = _open(browser, bench_page)
     top = page.screenshot()
     (tmp_path / "top.png").write_bytes(top)
     assert _ink(browser, top)[0] > 0.02, "the first screen is blank"
@@ -104,8 +85,8 @@ def test_filter_follow_a_finding_and_hover_a_point(browser, bench_report, tmp_pa
     assert not errors
 
 
-def test_views_draw_when_scrolled_to(browser, bench_report):
-    page, errors = _open(browser, bench_report)
+def test_views_draw_when_scrolled_to(browser, bench_page):
+    page, errors = _open(browser, bench_page)
     for kind in ("libraries", "placements", "algorithms", "scaling", "hockney"):
         card = page.locator(f"#view-{kind} .card").first
         card.scroll_into_view_if_needed()

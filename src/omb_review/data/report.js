@@ -76,7 +76,11 @@ function renderTable() {
     r.id ? " selected" : ""}" data-id="${r.id}">` + COLUMNS.map(c =>
     `<td class="${c[0]}">${c[0] === "curve" ? `<a href="#${r.id}">${esc(c[2](r))}</a>` :
       esc(c[2](r))}</td>`).join("") + "</tr>").join("");
-  $("#findings-table").innerHTML = `<thead><tr>${head}</tr></thead><tbody>${body}</tbody>`;
+  const none = `<tr><td colspan="${COLUMNS.length}">${D.findings.length ? "No finding matches " +
+    "the filters." : "No regression or improvement found."} Tick "curves without a finding" ` +
+    "to browse every curve.</td></tr>";
+  $("#findings-table").innerHTML = `<thead><tr>${head}</tr></thead><tbody>${body || none}` +
+    "</tbody>";
   $("#findings-count").textContent = `${list.length} shown (${D.findings.length} findings, ` +
     `${D.charts.length} curves)`;
   document.body.dataset.rowsShown = list.length;
@@ -175,10 +179,12 @@ function drawBeforeAfter(row, chart) {
     line: {color: "#9467bd", width: 1}, hovertemplate: "%{y:.3f} x<extra></extra>"};
   b.x.forEach((x, i) => { const j = a.x.indexOf(x);
     if (j >= 0) { ratio.x.push(x); ratio.y.push(a.y[j] / b.y[i]); } });
-  Plotly.react("detail-curve", [b, a, ratio], {...LAYOUT, margin: {...LAYOUT.margin, r: 60},
+  const both = ratio.x.length > 0;  // no ratio axis where one side has no run
+  Plotly.react("detail-curve", both ? [b, a, ratio] : [b, a], {...LAYOUT,
+    margin: {...LAYOUT.margin, r: 60},
     xaxis: {type: "log", title: {text: "message size (bytes; 0 B drawn at 0.5)"}},
     yaxis: {type: "log", title: {text: chart.keys.unit}},
-    yaxis2: {overlaying: "y", side: "right", title: {text: "after / before"}, showgrid: false,
+    yaxis2: {overlaying: "y", side: "right", visible: both, title: {text: "after / before"}, showgrid: false,
       tickformat: ".2f", range: [Math.min(1, ...ratio.y) - 0.02, Math.max(1, ...ratio.y) + 0.02]}},
     CONFIG);
   drawn();
