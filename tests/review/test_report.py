@@ -9,12 +9,12 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from conftest import DATA
+from conftest import DATA, REPO
 
 from omb_review import plots
 from omb_review.ingest import load
 from omb_review.plots import Raw
-from omb_review.report import read_payload, to_json
+from omb_review.report import procurement_table, read_payload, to_json
 from omb_review.series import with_size
 
 
@@ -70,3 +70,11 @@ def test_raw_json_goes_in_as_written_and_cannot_close_the_script():
     text = to_json({"a": Raw("[1.5,null]"), "b": ["</script>", Raw("[2]")]})
     assert json.loads(text) == {"a": [1.5, None], "b": ["</script>", [2]]}
     assert "</script>" not in text
+
+
+def test_procurement_section_from_real_runs_or_what_to_run(tmp_path):
+    html = procurement_table(REPO / "tests" / "data" / "procurement")
+    rows = re.findall(r"<tr>(.*?)</tr>", html)
+    assert "id='procurement-table'" in html and len(rows) > 2
+    assert sum("<td>worst</td>" in r for r in rows) >= 2  # one per group (CPU intra/inter...)
+    assert "run the procurement checks first" in procurement_table(tmp_path)
