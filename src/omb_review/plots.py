@@ -95,13 +95,15 @@ def charts(frame: pl.DataFrame, results: list[SeriesResult]) -> tuple[list[dict]
     keys = [k for k in CHART_KEYS if k in frame.columns]
     # one hash of ~20 key columns numbers the charts: joins on them cost seconds
     data = frame.filter(pl.col("perf_var").is_not_null()).with_columns(
-        info=_info(frame), t=pl.col("time").dt.epoch("s"),
+        t=pl.col("time").dt.epoch("s"),
         value=pl.col("value").round_sig_figs(SIG_FIGS),
         chart=pl.struct(keys).hash().rank("dense").cast(pl.Int64) - 1)
     ids = data.unique("chart").sort("chart").select("chart", *keys)
-    runs = (data.group_by("chart", "t").agg(pl.col("jobid").first(), pl.col("info").first())
-            .sort("chart", "t").with_columns(run=pl.int_range(pl.len()).over("chart"),
-                                             i=pl.col("info").rank("dense") - 1))
+    shown = [c for _, c in INFO if c in frame.columns]  # the hover line, built once per run
+    runs = (data.group_by("chart", "t").agg(pl.col("jobid", *shown).first())
+            .with_columns(info=_info(frame)).sort("chart", "t")
+            .with_columns(run=pl.int_range(pl.len()).over("chart"),
+                          i=pl.col("info").rank("dense") - 1))
     infos = runs.unique("i").sort("i")["info"]
     data = (data.join(runs.select("chart", "t", "run"), on=["chart", "t"])
             .unique(["chart", "perf_var", "run"], keep="last"))

@@ -101,6 +101,7 @@ function showDetail(id) {
   if (!row) return;
   state.selected = id;
   const chart = CHARTS.get(row.charts[0]);
+  if (!chart) return;
   const box = $("#detail");
   box.hidden = false;
   $("#detail-title").textContent = `${row.status}: ${row.curve}`;
@@ -133,7 +134,8 @@ function drawTimeSeries(row, chart) {
   const unit = chart.keys.unit, x = chart.t.map(utc);
   const ok = s.v.map((v, i) => v != null ? i : -1).filter(i => i >= 0);
   const vals = ok.map(i => s.v[i]);
-  const lo = Math.min(...vals), hi = Math.max(...vals), pad = (hi - lo) * 0.08 || hi * 0.05 || 1;
+  const lo = vals.length ? Math.min(...vals) : 0, hi = vals.length ? Math.max(...vals) : 1;
+  const pad = (hi - lo) * 0.08 || Math.abs(hi) * 0.05 || 1;
   const traces = [];
   if (s.lo) traces.push(
     {x, y: s.lo.map((v, i) => v ?? s.hi[i]), mode: "lines", line: {width: 0}, hoverinfo: "skip",
