@@ -93,19 +93,24 @@ def charts(frame: pl.DataFrame, results: list[SeriesResult]) -> tuple[list[dict]
     """Every chart of the frame (with ``size``/``metric`` columns) and the run info strings
     (runs refer to them by index: a nightly session's hundreds of records share one)."""
     keys = [k for k in CHART_KEYS if k in frame.columns]
-    # one hash of ~20 key columns numbers the charts: joins on them cost seconds
-    data = frame.filter(pl.col("perf_var").is_not_null()).with_columns(
-        t=pl.col("time").dt.epoch("s"),
-        value=pl.col("value").round_sig_figs(SIG_FIGS),
-        chart=pl.struct(keys).hash().rank("dense").cast(pl.Int64) - 1)
-    ids = data.unique("chart").sort("chart").select("chart", *keys)
     shown = [c for _, c in INFO if c in frame.columns]  # the hover line, built once per run
+    band = [c for c in ("lower", "upper") if c in frame.columns]
+    # one hash of ~20 key columns numbers the charts: joins on them cost seconds
+    chart = pl.struct(keys).hash().rank("dense").cast(pl.Int64) - 1
+    data = frame.filter(pl.col("perf_var").is_not_null()).select(
+        *keys, "perf_var", "size", "jobid", *shown, *band, chart=chart,
+        t=pl.col("time").dt.epoch("s"), value=pl.col("value").round_sig_figs(SIG_FIGS))
+    if len(band) < 2:
+        data = data.with_columns(pl.lit(None, pl.Float64).alias(c)
+                                 for c in ("lower", "upper") if c not in band)
+    ids = data.select("chart", *keys).unique("chart").sort("chart")
     runs = (data.group_by("chart", "t").agg(pl.col("jobid", *shown).first())
             .with_columns(info=_info(frame)).sort("chart", "t")
             .with_columns(run=pl.int_range(pl.len()).over("chart"),
                           i=pl.col("info").rank("dense") - 1))
     infos = runs.unique("i").sort("i")["info"]
-    data = (data.join(runs.select("chart", "t", "run"), on=["chart", "t"])
+    data = (data.select("chart", "t", "perf_var", "size", "value", "lower", "upper")
+            .join(runs.select("chart", "t", "run"), on=["chart", "t"])
             .unique(["chart", "perf_var", "run"], keep="last"))
     per_var = _dense(data, runs)
     verdicts = _verdicts(results)
