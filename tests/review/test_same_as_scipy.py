@@ -1,4 +1,5 @@
-"""Our one-sided Mann-Whitney U p-value is SciPy's (exact and normal approximation, ties)."""
+"""Statistics computed without SciPy's per-call overhead or scipy.stats' import are SciPy's:
+the one-sided Mann-Whitney U p-value (exact, normal approximation, ties) and BH q-values."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from omb_review.detect import bh_adjust
 from omb_review.mannwhitney import p_value
 
 
@@ -25,3 +27,12 @@ def test_same_p_as_scipy(n1, n2, decimals):
 
 def test_all_values_equal_is_no_evidence():
     assert p_value(np.ones(3), np.ones(10), "greater") == 1.0
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 200])
+def test_benjamini_hochberg_as_scipy(n):
+    rng = np.random.default_rng(n)
+    p = np.concatenate([rng.uniform(0, 1, n), rng.uniform(0, 1e-3, n // 3)])
+    p[::5] = p[0]  # ties
+    expected = stats.false_discovery_control(p, method="bh")
+    assert np.allclose(bh_adjust(list(p)), expected, rtol=1e-12, atol=0)
