@@ -11,6 +11,7 @@ before vs after from it; nothing is rendered here, which is what makes the repor
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -60,6 +61,12 @@ def _json_list(col: str) -> pl.Expr:
     return pl.lit("[") + text.str.join(",") + pl.lit("]")
 
 
+def _json_of_list(col: str) -> pl.Expr:
+    """A list column as JSON array texts (null where missing)."""
+    items = pl.col(col).list.eval(pl.element().cast(pl.String).fill_null("null"))
+    return pl.lit("[") + items.list.join(",") + pl.lit("]")
+
+
 def _series(row: dict, keys: dict, verdicts: dict[tuple, SeriesResult]) -> dict:
     """One variable of a chart: values per run, reference band, change points, verdict."""
     var = str(row["perf_var"])
@@ -75,18 +82,33 @@ def _series(row: dict, keys: dict, verdicts: dict[tuple, SeriesResult]) -> dict:
 
 
 def _dense(data: pl.DataFrame, runs: pl.DataFrame) -> pl.DataFrame:
-    """Per chart and variable, its values over all the chart's runs as JSON array texts."""
-    grid = (data.select("chart", "perf_var", "size").unique()
-            .join(runs.select("chart", "run"), on="chart")
-            .join(data.select("chart", "perf_var", "run", "value", "lower", "upper"),
-                  on=["chart", "perf_var", "run"], how="left")
-            .sort("chart", "perf_var", "run"))
-    clean = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c)
-             for c in ("value", "lower", "upper")]
-    return (grid.with_columns(clean).group_by("chart", "perf_var", "size")
-            .agg(v=_json_list("value"), lo=_json_list("lower"), hi=_json_list("upper"),
-                 band=(pl.col("lower").is_not_null() | pl.col("upper").is_not_null()).any())
-            .sort("chart", "size", "perf_var", nulls_last=True))
+    """Per chart and variable, its values over all the chart's runs as JSON array texts.
+    Most variables have a value (or a failure) in every run of their chart: their lists are
+    written as they are; the few with runs missing are filled with nulls here."""
+    count = runs.group_by("chart").agg(n=pl.len())
+    finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)).alias(c)
+              for c in ("value", "lower", "upper")]
+    per = (data.with_columns(finite).group_by("chart", "perf_var", "size")
+           .agg(pl.col("run", "value", "lower", "upper").sort_by("run"),
+                band=(pl.col("lower").is_not_null() | pl.col("upper").is_not_null()).any())
+           .join(count, on="chart"))
+    full = per.filter(pl.col("run").list.len() == pl.col("n")).select(
+        "chart", "perf_var", "size", "band", v=_json_of_list("value"),
+        lo=_json_of_list("lower"), hi=_json_of_list("upper"))
+    gaps = [{**{k: row[k] for k in ("chart", "perf_var", "size", "band")},
+             **{name: json.dumps(_filled(row["run"], row[col], row["n"]))
+                for name, col in (("v", "value"), ("lo", "lower"), ("hi", "upper"))}}
+            for row in per.filter(pl.col("run").list.len() != pl.col("n")).iter_rows(named=True)]
+    if gaps:
+        full = pl.concat([full, pl.DataFrame(gaps, schema=full.schema)])
+    return full.sort("chart", "size", "perf_var", nulls_last=True)
+
+
+def _filled(runs: list[int], values: list, n: int) -> list:
+    out = [None] * n
+    for r, v in zip(runs, values, strict=True):
+        out[r] = v
+    return out
 
 
 def charts(frame: pl.DataFrame, results: list[SeriesResult]) -> tuple[list[dict], list[str]]:
@@ -115,7 +137,10 @@ def charts(frame: pl.DataFrame, results: list[SeriesResult]) -> tuple[list[dict]
     per_var = _dense(data, runs)
     verdicts = _verdicts(results)
     by_chart = {c: d for (c,), d in per_var.partition_by("chart", as_dict=True).items()}
-    run_lists = {c: d for (c,), d in runs.partition_by("chart", as_dict=True).items()}
+    job = pl.lit('"') + pl.col("jobid").cast(pl.String).str.replace_all(r'(["\\])', r"\$1") \
+        + pl.lit('"')
+    run_lists = {r["chart"]: r for r in runs.with_columns(job=job).group_by("chart").agg(
+        t=_json_list("t"), job=_json_list("job"), info=_json_list("i")).iter_rows(named=True)}
     out = []
     for row in ids.iter_rows(named=True):
         chart_keys = {k: plain(row[k]) for k in keys}
@@ -125,6 +150,6 @@ def charts(frame: pl.DataFrame, results: list[SeriesResult]) -> tuple[list[dict]
         out.append({"id": row["chart"], "keys": chart_keys,
                     "title": f"{curve_label(chart_keys)} {chart_keys['metric']} "
                              f"[{chart_keys['unit']}]",
-                    "t": r["t"].to_list(), "job": r["jobid"].to_list(), "info": r["i"].to_list(),
+                    "t": Raw(r["t"]), "job": Raw(r["job"]), "info": Raw(r["info"]),
                     "series": series})
     return out, infos.to_list()

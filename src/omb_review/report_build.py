@@ -54,6 +54,7 @@ def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float
     clock = _Clock()
     frame, unreadable = report_frame(args.perflog_dir, ds.frame)  # every size OSU measured
     ds.problems += unreadable
+    clock.lap("whole curves")
     split = split_of(args, frame)
     found = findings(results, ds.frame)
     clock.lap("findings")

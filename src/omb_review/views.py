@@ -29,8 +29,9 @@ def recent_medians(frame: pl.DataFrame) -> pl.DataFrame:
     """Median of each series' last ``RECENT`` values, with its chart keys and size."""
     keys = [k for k in CHART_KEYS if k in frame.columns]
     return (frame.filter(pl.col("value").is_not_null() & pl.col("size").is_not_null())
-            .sort("time").group_by([*keys, "size"])
-            .agg(pl.col("value").tail(RECENT).median().round_sig_figs(5), runs=pl.len()))
+            .group_by([*keys, "size"])
+            .agg(pl.col("value").top_k_by("time", RECENT).median().round_sig_figs(5),
+                 runs=pl.len()))
 
 
 def _name(keys: dict, drop: tuple[str, ...]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
@@ -78,3 +79,18 @@ def test_procurement_section_from_real_runs_or_what_to_run(tmp_path):
     assert "id='procurement-table'" in html and len(rows) > 2
     assert sum("<td>worst</td>" in r for r in rows) >= 2  # one per group (CPU intra/inter...)
     assert "run the procurement checks first" in procurement_table(tmp_path)
+
+
+def test_synthetic_variable_missing_in_a_run_gets_null_there():
+    """Synthetic: three runs of a curve, the 8 B size missing from the second one."""
+    stamps = [datetime(2026, 1, d, tzinfo=timezone.utc) for d in (1, 2, 3)]
+    rows = [(t, size, 1.0 + i) for i, t in enumerate(stamps) for size in (1, 8)
+            if not (i == 1 and size == 8)]
+    frame = pl.DataFrame({
+        "system": "s", "partition": "p", "test": "T", "unit": "us", "jobid": "7",
+        "time": [r[0] for r in rows], "size": [r[1] for r in rows],
+        "perf_var": [f"latency_{r[1]}" for r in rows], "metric": "latency",
+        "value": [r[2] for r in rows]})
+    (chart,), _ = plots.charts(frame, [])
+    values = {s["var"]: s["v"] for s in json.loads(to_json({"c": chart}))["c"]["series"]}
+    assert values == {"latency_1": [1.0, 2.0, 3.0], "latency_8": [1.0, None, 3.0]}
