@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from .plots import CHART_KEYS
+from .plots import CHART_KEYS, plain
 from .series import curve_label
 
 
@@ -30,6 +30,7 @@ class Fit:
     peak_mbps: float | None = None
     sizes: list[float] = field(default_factory=list, repr=False)  # bytes
     times: list[float] = field(default_factory=list, repr=False)  # us, median per size
+    keys: dict = field(default_factory=dict, repr=False)  # the curve's identity
 
     @property
     def resolved(self) -> bool:
@@ -82,5 +83,6 @@ def fit_curves(frame: pl.DataFrame, peaks: dict[str, float]) -> list[Fit]:
         alpha, beta, r2 = fit(sizes, times)
         part = f"{names['system']}:{names['partition']}"
         fits.append(Fit(f"{curve_label(names)} {names['metric']}", part, alpha, beta, r2,
-                        d.height, peaks.get(part), sizes.tolist(), times.tolist()))
+                        d.height, peaks.get(part), sizes.tolist(), times.tolist(),
+                        {k: plain(v) for k, v in names.items()}))
     return fits

@@ -80,7 +80,7 @@ def _finding(f: Finding, charts: dict[tuple, list[int]], variables: dict[int, se
 
 
 def _hockney_views(fits: list[Fit]) -> list[dict]:
-    return [{"keys": dict(zip(("system", "partition"), f.partition.split(":", 1), strict=False)),
+    return [{"keys": f.keys,
              "title": f.curve, "unit": "us", "sizes": f.sizes, "times": f.times,
              "alpha": f.alpha_us, "beta": f.beta_mbps if f.resolved else None,
              "note": f"L = {f.alpha_us:.3g} us, B = "

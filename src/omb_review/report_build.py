@@ -15,12 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
-from . import plots, report, views
-from .curves import report_frame
+from . import curves, plots, report, views
 from .findings import findings
 from .gate import SeriesResult
 from .hockney import fit_curves
 from .ingest import Dataset
+from .series import with_size
 
 
 def split_of(args, frame: pl.DataFrame) -> plots.Split:
@@ -52,8 +52,11 @@ class _Clock:
 def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float]) -> Path:
     """Write ``args.out/report.html`` and return its path."""
     clock = _Clock()
-    frame, unreadable = report_frame(args.perflog_dir, ds.frame)  # every size OSU measured
-    ds.problems += unreadable
+    if curves.discover(args.perflog_dir):  # every size OSU measured, from the curve logs
+        frame, unreadable = curves.report_frame(args.perflog_dir, ds.frame)
+        ds.problems += unreadable
+    else:  # none (older runs): joining nothing to the records costs a second per 400,000
+        frame = with_size(ds.frame)
     clock.lap("whole curves")
     split = split_of(args, frame)
     found = findings(results, ds.frame)

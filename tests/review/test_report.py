@@ -64,7 +64,7 @@ def test_views_compare_what_differs_only_in_the_compared_field(bench):
     assert heat and all(h["default"] is None and h["scales"] == [4, 8, 16] for h in heat)
     assert all(len(h["z"]) == len(h["sizes"]) and len(h["z"][0]) == len(h["algs"]) == 3
                for h in heat)
-    assert views["hockney"] and all(h["beta"] for h in views["hockney"])
+    assert views["hockney"] and all(h["beta"] and h["keys"]["environ"] for h in views["hockney"])
 
 
 def test_raw_json_goes_in_as_written_and_cannot_close_the_script():
