@@ -22,6 +22,7 @@ from .plots import CHART_KEYS, plain
 from .series import curve_label
 
 RECENT = 30
+NAME = {"num_nodes": "{} node(s)", "mapping": "map={}", "mpi_version": "{}"}  # legend words
 DEFAULT_ALGORITHMS = ("default", "auto", "tuned")  # how the checks name the library's choice
 
 
@@ -55,7 +56,8 @@ def _curves(d: pl.DataFrame, vary: tuple[str, ...]) -> list[dict]:
     lines = []
     parts = d.partition_by(present, as_dict=True)
     for key, c in sorted(parts.items(), key=lambda kv: str(kv[0])):
-        name = " ".join(str(plain(v)) for v in key if v is not None)
+        name = " ".join(NAME.get(k, "{}").format(plain(v))
+                        for k, v in zip(present, key, strict=True) if v is not None)
         c = c.sort("size")
         lines.append({"name": name, "x": c["size"].to_list(), "y": c["value"].to_list()})
     return lines
