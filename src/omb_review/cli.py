@@ -98,15 +98,14 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="omb-review", description="Trend review of ReFrame perflogs of the OSU benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True)
-    rep = sub.add_parser("report", help="HTML report and PNG figures",
-                         description="Write OUT/report.html (self-contained) and OUT/figures/.")
+    rep = sub.add_parser("report", help="interactive HTML report (one file)",
+                         description="Write OUT/report.html: self-contained, opens "
+                         "offline in a browser.")
     _common(rep)
     _gate_options(rep)
     rep.add_argument("-o", "--out", type=Path, required=True, help="output directory")
     rep.add_argument("--split", type=_when, help="before/after date for the size curves")
     rep.add_argument("--split-tag", help="session tag that starts the 'after' curves")
-    rep.add_argument("--size", type=int, help="message size for latency maps and scale boxes")
-    rep.add_argument("--max-figures", type=int, default=12, help="per kind of figure (12)")
     rep.add_argument("--link-peak", type=_peak, action="append", default=[],
                      metavar="SYSTEM:PARTITION=MBPS",
                      help="link peak for the Hockney table (overrides the configuration's)")
@@ -215,24 +214,8 @@ def cmd_check(args) -> int:
     return 0
 
 
-def _split(args, frame: pl.DataFrame):
-    from . import plots
-
-    if args.split:
-        return plots.Split(args.split, f"split {args.split:%Y-%m-%d}")
-    if args.split_tag:
-        tagged = frame.filter(pl.col("session_tag").cast(pl.String) == args.split_tag)
-        if tagged.height == 0:
-            raise ValueError(f"no records with session tag {args.split_tag!r}")
-        return plots.Split(tagged["time"].min(), f"tag {args.split_tag}")
-    last = frame["time"].max() - timedelta(hours=args.session_gap)
-    return plots.Split(last, "latest session vs before")
-
-
 def cmd_report(args) -> int:
-    from . import plots, report  # matplotlib: only imported when drawing
-    from .curves import report_frame
-    from .hockney import fit_curves
+    from . import report_build
 
     try:
         peaks = link_peaks(args.config) if args.config else {}
@@ -242,27 +225,8 @@ def cmd_report(args) -> int:
         return EXIT_USAGE
     ds = _load(args)
     results = _judge(args, ds)
-    frame, unreadable = report_frame(args.perflog_dir, ds.frame)  # every size OSU measured
-    ds.problems += unreadable
-    figdir = args.out / "figures"
-    figdir.mkdir(parents=True, exist_ok=True)
-    n = args.max_figures
-    split = _split(args, frame)
-    fits, hockney_figs = fit_curves(frame, peaks | dict(args.link_peak), figdir, n)
-    sections = {
-        "Time series with change points and reference bands":
-            plots.timeseries(results, frame, figdir, n),
-        f"Latency and bandwidth vs message size ({split.caption})":
-            plots.curves(frame, split, figdir, n),
-        "Repeated runs": plots.boxes_runs(frame, figdir, n),
-        "Over scales": plots.boxes_scales(frame, args.size, figdir, n),
-        "Latency maps (algorithm x processes)": plots.heatmaps(frame, args.size, figdir, n),
-        "Hockney model": hockney_figs,
-    }
-    notes = [f"Before/after split at {split.when:%Y-%m-%d %H:%M} UTC ({split.caption}).",
-             *ds.notes]
-    report.write(args.out / "report.html", ds, results, sections, fits, notes)
-    print(f"wrote {args.out / 'report.html'} and {sum(map(len, sections.values()))} figures")
+    path = report_build.build(args, ds, results, peaks | dict(args.link_peak))
+    print(f"wrote {path}")
     return 0
 
 

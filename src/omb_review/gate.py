@@ -20,10 +20,9 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import polars as pl
-from scipy.stats import false_discovery_control
 from tqdm import tqdm
 
-from .detect import Settings, Verdict, change_points, compare, hampel, noise
+from .detect import Settings, Verdict, bh_adjust, change_points, compare, hampel, noise
 from .series import SERIES_KEYS, grouped, label, threshold_for, worse_when
 
 
@@ -196,7 +195,7 @@ def control_fdr(results: list[SeriesResult], alpha: float) -> None:
     tested = [r for r in results if r.verdict.method == "mann-whitney"]
     if not tested:
         return
-    q = false_discovery_control([r.verdict.p_value for r in tested], method="bh")
+    q = bh_adjust([r.verdict.p_value for r in tested])
     for r, qv in zip(tested, q, strict=True):
         r.verdict.q_value = float(qv)
         if qv > alpha and r.verdict.status in ("regression", "improvement"):

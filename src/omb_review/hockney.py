@@ -1,4 +1,4 @@
-"""Hockney model fit T(n) = alpha + n / beta for point-to-point latency curves.
+"""Hockney model fit T(n) = alpha + n / beta for point-to-point latency and bandwidth curves.
 
 The fit minimises *relative* error (rows weighted by 1/T): latencies span four decades and an
 unweighted fit would ignore the small messages that define alpha (SchedMD's perftest warns about
@@ -8,17 +8,13 @@ link peak given in MB/s.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
 import polars as pl
 
-from .plots import CURVE_KEYS, _curve_name, _save
+from .plots import CHART_KEYS, plain
+from .series import curve_label
 
 
 @dataclass
@@ -32,6 +28,9 @@ class Fit:
     r2: float
     points: int
     peak_mbps: float | None = None
+    sizes: list[float] = field(default_factory=list, repr=False)  # bytes
+    times: list[float] = field(default_factory=list, repr=False)  # us, median per size
+    keys: dict = field(default_factory=dict, repr=False)  # the curve's identity
 
     @property
     def resolved(self) -> bool:
@@ -58,41 +57,32 @@ def fit(sizes: np.ndarray, times: np.ndarray) -> tuple[float, float, float]:
     return float(alpha), float(1 / inv_beta), float(1 - (resid @ resid) / (total @ total))
 
 
-def fit_curves(frame: pl.DataFrame, peaks: dict[str, float], out: Path, limit: int):
-    """Fit every pt2pt latency curve (median per size); plot up to ``limit`` of them."""
-    data = frame.filter(
-        (pl.col("metric") == "latency") & pl.col("algorithm").is_null()
-        & pl.col("value").is_not_null() & (pl.col("value") > 0) & pl.col("size").is_not_null()
-        & (pl.col("unit").cast(pl.String) == "us")
-    )
-    medians = data.group_by([*CURVE_KEYS, "size"]).agg(pl.col("value").median()).sort("size")
-    fits, figs = [], []
-    for key, d in medians.partition_by(CURVE_KEYS, as_dict=True, maintain_order=True).items():
+def _points(frame: pl.DataFrame) -> pl.DataFrame:
+    """Median time per size and curve: latency curves as measured, bandwidth curves as the
+    time one message takes at that rate (T = size / bandwidth), as the seeds fit them."""
+    ok = (pl.col("value").is_not_null() & (pl.col("value") > 0) & pl.col("size").is_not_null()
+          & pl.col("algorithm").is_null())
+    unit = pl.col("unit").cast(pl.String)
+    lat = frame.filter(ok & (pl.col("metric") == "latency") & (unit == "us"))
+    bw = frame.filter(ok & (pl.col("metric") == "bandwidth") & (unit == "MB/s") & (
+        pl.col("size") > 0)).with_columns(value=pl.col("size") / pl.col("value"))
+    keys = [k for k in CHART_KEYS if k in frame.columns]
+    return (pl.concat([lat, bw]).group_by([*keys, "size"]).agg(pl.col("value").median())
+            .sort("size"))
+
+
+def fit_curves(frame: pl.DataFrame, peaks: dict[str, float]) -> list[Fit]:
+    """Fit every point-to-point latency and bandwidth curve (median per size)."""
+    keys = [k for k in CHART_KEYS if k in frame.columns]
+    fits = []
+    for key, d in _points(frame).partition_by(keys, as_dict=True, maintain_order=True).items():
         if d.height < 3:
             continue
-        keys = dict(zip(CURVE_KEYS, key, strict=True))
+        names = dict(zip(keys, key, strict=True))
         sizes, times = d["size"].to_numpy().astype(float), d["value"].to_numpy()
         alpha, beta, r2 = fit(sizes, times)
-        part = f"{keys['system']}:{keys['partition']}"
-        result = Fit(_curve_name(keys), part, alpha, beta, r2, d.height, peaks.get(part))
-        fits.append(result)
-        if len(figs) < limit:
-            path = _plot(result, sizes, times, out, len(figs))
-            figs.append((f"Hockney fit: {result.curve}", path))
-    return fits, figs
-
-
-def _plot(f: Fit, sizes: np.ndarray, times: np.ndarray, out: Path, n: int) -> Path:
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    x = np.clip(sizes, 1, None)
-    ax.plot(x, times, "o", ms=4, label="median per size")
-    grid = np.geomspace(x.min(), x.max(), 100)
-    ax.plot(grid, f.alpha_us + grid / f.beta_mbps, "-",
-            label=f"alpha={f.alpha_us:.3g} us, beta={f.beta_mbps:.4g} MB/s")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("message size (bytes)")
-    ax.set_ylabel("us")
-    ax.set_title(f.curve, fontsize=7)
-    ax.legend(fontsize=7)
-    return _save(fig, out / f"hockney_{n:03d}.png")
+        part = f"{names['system']}:{names['partition']}"
+        fits.append(Fit(f"{curve_label(names)} {names['metric']}", part, alpha, beta, r2,
+                        d.height, peaks.get(part), sizes.tolist(), times.tolist(),
+                        {k: plain(v) for k, v in names.items()}))
+    return fits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -35,3 +36,19 @@ def multiline(tmp_path: Path) -> Path:
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     return tmp_path / "cache"
+
+
+@pytest.fixture(scope="session")
+def bench_page(tmp_path_factory) -> Path:
+    """The report of a synthetic tree from ``benchmarks/review_bench.py``: 12 nights, 3 systems,
+    with its injected osu_latency step (an Open MPI rebuild on other nodes) on alpha:cpu."""
+    from omb_review.cli import main
+
+    bench = REPO / "benchmarks" / "review_bench.py"
+    spec = importlib.util.spec_from_file_location("review_bench", bench)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    tmp = tmp_path_factory.mktemp("bench")
+    module.generate(tmp / "perflogs", 12)
+    assert main(["report", str(tmp / "perflogs"), "-o", str(tmp / "out"), "--no-cache"]) == 0
+    return tmp / "out" / "report.html"

@@ -14,6 +14,7 @@ from conftest import DATA
 from omb_review.cli import main
 from omb_review.curves import load_curves, report_frame
 from omb_review.ingest import load
+from omb_review.report import read_payload
 from omb_review.series import with_size
 
 CURVES = DATA / "curves"
@@ -91,5 +92,8 @@ def test_report_reads_the_curve_logs(tree, tmp_path):
     log.write_text(log.read_text() + "{not json\n")
     out = tmp_path / "report"
     assert main(["report", str(tree), "-o", str(out), "--no-cache", "--latest", "1",
-                 "--max-figures", "1", "--link-peak", "local:default=25000"]) == 0
+                 "--link-peak", "local:default=25000"]) == 0
     assert "unreadable curve record" in (out / "report.html").read_text()
+    charts = read_payload(out / "report.html")["charts"]
+    sizes = max(len(c["series"]) for c in charts if c["keys"]["benchmark"] == "osu_latency")
+    assert sizes > 6, "the report's charts have only the sizes the perflog records carry"

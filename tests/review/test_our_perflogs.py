@@ -9,6 +9,7 @@ from pathlib import Path
 from conftest import DATA, worsen
 
 from omb_review.cli import main
+from omb_review.report import read_payload
 
 OURS = DATA / "ours"
 BASELINE = "2026-11-22T08:15:19..2026-11-22T08:16:26"
@@ -22,10 +23,17 @@ def _gate(tree: Path, tmp_path: Path) -> tuple[int, dict]:
     return rc, json.loads(out.read_text())
 
 
-def test_report_draws_heatmap_hockney_and_series(tmp_path):
+def test_report_compares_libraries_and_algorithms_on_our_runs(tmp_path):
     assert main(["report", str(OURS), "-o", str(tmp_path / "out"), "--no-cache"]) == 0
-    figures = {p.name.rsplit("_", 1)[0] for p in (tmp_path / "out/figures").glob("*.png")}
-    assert {"heatmap", "hockney", "ts", "curve_latency", "box_runs"} <= figures
+    data = read_payload(tmp_path / "out/report.html")
+    views = data["views"]
+    # our runs: osu_latency with Open MPI and MPICH; osu_bcast with Open MPI's algorithms
+    assert any({"spack-openmpi", "spack-mpich"} <= {line["name"].split()[0] for line in
+               v["lines"]} for v in views["libraries"])
+    heat = [v for v in views["algorithms"] if v["keys"]["benchmark"] == "osu_bcast"]
+    assert heat and all(v["default"] == "default" and len(v["algs"]) > 2 for v in heat)
+    assert views["hockney"] and views["scaling"]
+    assert {c["keys"]["benchmark"] for c in data["charts"]} >= {"osu_latency", "osu_bcast"}
 
 
 def test_check_passes_on_our_runs_and_fails_on_a_step_beyond_the_noise(tmp_path):
@@ -96,7 +104,7 @@ def test_with_fdr_control_the_same_perflog_passes_as_measured_and_fails_on_a_10p
 
 def test_done_means_on_all_our_real_perflogs(tmp_path):
     """The issue's acceptance, on one tree holding every real perflog committed here: the
-    report draws every kind of figure, the gate (--latest 10 --fdr) passes as measured, and
+    report has every comparison view, the gate (--latest 10 --fdr) passes as measured, and
     fails naming osu_latency series once the last 10 sessions' latency is 10% slower."""
     tree = tmp_path / "perflogs"
     for name in ("ours", "trend"):
@@ -104,9 +112,9 @@ def test_done_means_on_all_our_real_perflogs(tmp_path):
     out = tmp_path / "out"
     assert main(["report", str(tree), "-o", str(out), "--no-cache", "--latest", "10",
                  "--fdr"]) == 0
-    figures = {p.name.rsplit("_", 1)[0] for p in (out / "figures").glob("*.png")}
-    assert {"heatmap", "hockney", "ts", "curve_latency", "curve_bandwidth", "box_runs",
-            "box_scales"} <= figures, figures
+    data = read_payload(out / "report.html")
+    assert all(data["views"][v] for v in ("libraries", "algorithms", "scaling", "hockney"))
+    assert {c["keys"]["metric"] for c in data["charts"]} >= {"latency", "bandwidth"}
     assert _trend_gate(tree, tmp_path, "--fdr") == (0, [])
     _slower(tree / "trend", "osu_latency", 1.10)
     rc, named = _trend_gate(tree, tmp_path, "--fdr")
