@@ -105,3 +105,12 @@ def test_two_osu_builds_on_one_mpi_get_names_of_their_own():
     assert [e['name'] for e in module_envs.name_uniquely(entries)] == [
         'mod-openmpi-4_1_4-osu-micro-benchmarks-7_3',
         'mod-openmpi-4_1_4-osu-micro-benchmarks-7_4', 'mod-mpich-4_0_2']
+
+
+@pytest.mark.parametrize(('library', 'family'), [
+    ('/usr/lib/x86_64-linux-gnu/libmpi.so.40', 'openmpi'),
+    ('/usr/lib/x86_64-linux-gnu/libmpich.so.12', 'mpich'), (None, None)])
+def test_family_of_a_system_mpi_module_comes_from_the_library_osu_links(library, family):
+    """A module of a system MPI (Spack's for a /usr external) adds nothing to PATH."""
+    from omb_suite.module_facts import linked_family
+    assert linked_family(library) == family

@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from omb_suite import module_facts
@@ -60,12 +62,14 @@ def name_uniquely(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             for e, first in zip(entries, firsts, strict=True)]
 
 
-def load_script(modules: list[str], family: str | None) -> list[str]:
-    """``bash -c`` that loads ``modules`` and prints their facts (and the module set-up)."""
+def load_script(modules: list[str], family: str | None, use: list[str]) -> list[str]:
+    """``bash -c`` that loads ``modules`` (after ``module use`` of ``use``) and prints their
+    facts and the module set-up."""
     facts = [sys.executable, '-m', 'omb_suite.module_facts', '--before', '"$before"']
     if family:
         facts += ['--family', family]
-    script = (f'{ENSURE_MODULE}; echo "OMB-MODULEPATH $MODULEPATH"; '
+    using = f'module use {" ".join(shlex.quote(d) for d in reversed(use))}; ' if use else ''
+    script = (f'{ENSURE_MODULE}; {using}echo "OMB-MODULEPATH $MODULEPATH"; '
               f'echo "OMB-MODULESHOME ${{MODULESHOME:-}}"; before=$PATH; '
               f'module load "$@" || {{ echo "OMB-LOADFAILED"; exit 4; }}; ' + ' '.join(facts))
     return ['bash', '-c', script, 'omb-setup', *modules]
@@ -77,13 +81,13 @@ def tagged(output: str, tag: str) -> str | None:
     return lines[-1] if lines else None
 
 
-def load_facts(modules: list[str], family: str | None,
+def load_facts(modules: list[str], family: str | None, use: list[str],
                timeout: int = 120) -> tuple[dict[str, Any], dict[str, str]]:
     """(facts, set-up) of ``modules`` loaded in a fresh ``bash``; set-up holds the module
     search path before loading (``modulepath``) and the file that defines ``module`` in a
     shell that lacks it (``init``)."""
     try:
-        done = subprocess.run(load_script(modules, family), capture_output=True, text=True,
+        done = subprocess.run(load_script(modules, family, use), capture_output=True, text=True,
                               timeout=timeout, env=os.environ)
     except (OSError, subprocess.SubprocessError) as err:
         raise ModuleError(f'cannot run bash to load {" ".join(modules)}: {err}') from err
@@ -107,9 +111,11 @@ def load_facts(modules: list[str], family: str | None,
     return facts, setup
 
 
-def registry_entry(family: str | None, modules: list[str]) -> dict[str, Any]:
-    """The registry entry of an environment that loads ``modules`` (facts read after loading)."""
-    facts, setup = load_facts(modules, family)
+def registry_entry(family: str | None, modules: list[str],
+                   use: Sequence[str] = ()) -> dict[str, Any]:
+    """The registry entry of an environment that loads ``modules`` (facts read after loading),
+    found on ``MODULEPATH`` after ``module use`` of ``use``."""
+    facts, setup = load_facts(modules, family, list(use))
     return {
         'name': environment_name(modules[:1]), 'mpi_family': facts['family'],
         'mpi_version': facts['version'], 'osu_root': facts['osu_root'],

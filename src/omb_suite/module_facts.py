@@ -54,18 +54,30 @@ def mpich_flavour(tool: str) -> str:
         return 'mpich'
 
 
-def family_tool(family: str | None, added: list[str], path: str) -> tuple[str, str]:
-    """(family, version tool): the given family's tool on ``path``, or else the first
-    family whose tool lies in a directory the modules added."""
+def linked_family(library: str | None) -> str | None:
+    """The family of an MPI library file: ``libmpich.so.12`` -> ``mpich``."""
+    name = Path(library).name if library else ''
+    return 'mpich' if name.startswith('libmpich') else 'openmpi' if name.startswith(
+        'libmpi.so') else None
+
+
+def family_tool(family: str | None, added: list[str], path: str,
+                osu_links: str | None = None) -> tuple[str, str]:
+    """(family, version tool): the given family's tool on ``path``; else the first family
+    whose tool lies in a directory the modules added; else that of the library OSU links
+    (a module of a system MPI adds nothing to ``PATH``)."""
     found = next(((name, tool) for name, tool in
                   ((n, shutil.which(t, path=os.pathsep.join(added)))
                    for n, t in FAMILY_TOOLS.items()) if tool), None)
     if family is None:
         if found is None:
-            raise FactsError('the modules put no MPI version tool on PATH (ompi_info, '
-                             'mpichversion, mpiname): they load no MPI')
-        name, tool = found
-        return (mpich_flavour(tool) if Path(tool).name == 'mpichversion' else name), tool
+            family = linked_family(osu_links)
+        else:
+            name, tool = found
+            return (mpich_flavour(tool) if Path(tool).name == 'mpichversion' else name), tool
+    if family is None:
+        raise FactsError('the modules put no MPI version tool on PATH (ompi_info, '
+                         'mpichversion, mpiname) and no OSU linking an MPI: they load no MPI')
     if family not in FAMILY_TOOLS:
         raise FactsError(f'unknown MPI family {family!r}: one of {", ".join(FAMILY_TOOLS)}')
     if found is not None and Path(found[1]).name != FAMILY_TOOLS[family]:
@@ -103,33 +115,33 @@ def linked_mpi(program: Path) -> str | None:
     return match[2] if match else None
 
 
-def osu_facts(family: str, path: str) -> dict[str, Any]:
+def osu_facts(path: str) -> dict[str, Any]:
     """Where ``osu_latency`` is on ``path``, its prefix, release and linked MPI library."""
     found = shutil.which('osu_latency', path=path)
     if found is None:
         return {'osu_program': None, 'osu_root': None, 'osu_version': None, 'osu_links': None}
     program = Path(found)
-    links = linked_mpi(program)
-    if links is not None and FAMILY_LIBRARY[family] not in Path(links).name:
-        raise FactsError(f'{program} links {links}, not a {family} library: the OSU module was '
-                         f'built with another MPI than the one loaded')
     root = osu_root_of(program)
     return {'osu_program': str(program), 'osu_root': str(root) if root else None,
-            'osu_version': banner_version(program), 'osu_links': links}
+            'osu_version': banner_version(program), 'osu_links': linked_mpi(program)}
 
 
 def read_facts(family: str | None, before_path: str) -> dict[str, Any]:
     """Every fact of the environment this process runs in (the modules already loaded)."""
     path = os.environ.get('PATH', '')
     added = added_dirs(before_path, path)
-    family, tool = family_tool(family, added, path)
+    osu = osu_facts(path)
+    family, tool = family_tool(family, added, path, osu['osu_links'])
+    links = osu['osu_links']
+    if links is not None and FAMILY_LIBRARY[family] not in Path(links).name:
+        raise FactsError(f'{osu["osu_program"]} links {links}, not a {family} library: the OSU '
+                         f'module was built with another MPI than the one loaded')
     version = mpilib.library_version(family, path)
     if version is None:
         raise FactsError(f'{tool} printed no {family} version')
     return {'family': family, 'version': version, 'bin': str(Path(tool).parent),
             'cuda': mpilib.gpu_support(family, 'cuda', path).aware is True,
-            'added_path': added, 'modulepath': os.environ.get('MODULEPATH', ''),
-            **osu_facts(family, path)}
+            'added_path': added, 'modulepath': os.environ.get('MODULEPATH', ''), **osu}
 
 
 def main(argv: list[str] | None = None) -> int:
