@@ -9,7 +9,7 @@ import pytest
 from lmod_tree import debian_version, write_tree
 from modules_helpers import LMOD_HOME, needs_debian, needs_lmod, stand_in_osu
 
-from omb_suite import environs, module_discovery, module_envs
+from omb_suite.setup import environs, module_discovery, module_envs
 
 pytestmark = [needs_lmod, needs_debian('openmpi', 'mpich')]
 
@@ -112,5 +112,5 @@ def test_two_osu_builds_on_one_mpi_get_names_of_their_own():
     ('/usr/lib/x86_64-linux-gnu/libmpich.so.12', 'mpich'), (None, None)])
 def test_family_of_a_system_mpi_module_comes_from_the_library_osu_links(library, family):
     """A module of a system MPI (Spack's for a /usr external) adds nothing to PATH."""
-    from omb_suite.module_facts import linked_family
+    from omb_suite.setup.module_facts import linked_family
     assert linked_family(library) == family

@@ -15,7 +15,7 @@ from lmod_tree import write_tree
 from modules_helpers import LMOD_HOME, lmod_env, needs_debian, needs_lmod
 from rfm_helpers import job_scripts, osu_root, perflog, write_registry
 
-from omb_suite import environs
+from omb_suite.setup import environs
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
 
@@ -88,7 +88,7 @@ def site(tmp_path):
 def test_probe_and_osu_run_through_module_load_on_local(tmp_path, site, monkeypatch):
     """Both Debian MPIs registered from their modules by omb-setup's code, then the probe
     (and osu_latency, when $OSU_ROOT names OSU built with Open MPI) through Lmod."""
-    from omb_suite import module_envs
+    from omb_suite.setup import module_envs
 
     tree, loads = site
     env = lmod_env([tree / 'Core'])

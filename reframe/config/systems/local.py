@@ -6,7 +6,7 @@ is loaded, with ReFrame's own detection; nothing is typed in.
 
 from reframe.utility.cpuinfo import cpuinfo
 
-from omb_suite.environs import detected_modules_system
+from omb_suite.setup.environs import detected_modules_system
 
 system = {
     'name': 'local',

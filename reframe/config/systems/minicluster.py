@@ -18,7 +18,7 @@ node's rank to core 0, i.e. both ranks on one physical core).
 
 from reframe.utility.cpuinfo import cpuinfo
 
-from omb_suite.environs import detected_modules_system
+from omb_suite.setup.environs import detected_modules_system
 
 _NET_ENV = [
     ['OMPI_ALLOW_RUN_AS_ROOT', '1'],

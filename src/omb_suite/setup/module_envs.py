@@ -1,7 +1,7 @@
 """MPI and OSU from environment modules (Lmod, Environment Modules): ``omb-setup --module
 FAMILY=MODULE[,MODULE...]`` registers an environment whose ReFrame ``modules`` load them.
 
-The modules are loaded in a ``bash`` that then runs :mod:`omb_suite.module_facts`, so the
+The modules are loaded in a ``bash`` that then runs :mod:`omb_suite.setup.module_facts`, so the
 MPI's family and version and the OSU prefix and release are read from what the modules put
 on ``PATH``, as a job will see them. The registry entry keeps the module names, the module
 search path they were found on (``module use`` in every job script, so a run started from a
@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from omb_suite import module_facts
+from omb_suite.setup import module_facts
 
 #: Shell start-up files that define ``module`` when the calling shell did not export it.
 INIT_FILES = ('$MODULESHOME/init/bash', '/etc/profile.d/lmod.sh',
@@ -65,7 +65,7 @@ def name_uniquely(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def load_script(modules: list[str], family: str | None, use: list[str]) -> list[str]:
     """``bash -c`` that loads ``modules`` (after ``module use`` of ``use``) and prints their
     facts and the module set-up."""
-    facts = [sys.executable, '-m', 'omb_suite.module_facts', '--before', '"$before"']
+    facts = [sys.executable, '-m', 'omb_suite.setup.module_facts', '--before', '"$before"']
     if family:
         facts += ['--family', family]
     using = f'module use {" ".join(shlex.quote(d) for d in reversed(use))}; ' if use else ''

@@ -3,7 +3,7 @@
 
 Spack writes the modules of what the environment built with our module configuration
 (``spack/module-config/modules.yaml``: hierarchical by MPI, ``name/version``), then the MPI's
-and OSU's modules are loaded and read like ``--module`` (:mod:`omb_suite.module_envs`); the
+and OSU's modules are loaded and read like ``--module`` (:mod:`omb_suite.setup.module_envs`); the
 Spack facts (specs, ``spack.lock``) come from the environment as for a view.
 """
 
@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from omb_suite import module_envs, spack_envs
-from omb_suite.spack_envs import SpackSetupError
+from omb_suite.setup import module_envs, spack_envs
+from omb_suite.setup.spack_envs import SpackSetupError
 
 CONFIG = Path('spack') / 'module-config'
 #: Keys of a module entry that replace those of the view's entry.

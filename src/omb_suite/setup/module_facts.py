@@ -1,8 +1,8 @@
 """Facts about the MPI (and OSU) that loaded environment modules provide, read from inside the
 shell that loaded them.
 
-``omb-setup --module`` runs ``python -m omb_suite.module_facts`` in a shell that did ``module
-load ...`` (:mod:`omb_suite.module_envs`), so every fact comes from the tools the modules put
+``omb-setup --module`` runs ``python -m omb_suite.setup.module_facts`` in a shell that did ``module
+load ...`` (:mod:`omb_suite.setup.module_envs`), so every fact comes from the tools the modules put
 on ``PATH`` with the variables they set (``LD_LIBRARY_PATH``...), never from a module's name:
 the MPI family (the version tool the modules added: ``ompi_info``, ``mpichversion``,
 ``mpiname``), its version and CUDA awareness, where ``osu_latency`` is, the OSU release in its
@@ -145,7 +145,7 @@ def read_facts(family: str | None, before_path: str) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog='python -m omb_suite.module_facts',
+    p = argparse.ArgumentParser(prog='python -m omb_suite.setup.module_facts',
                                 description='Print the facts of the loaded modules.')
     p.add_argument('--family', help='MPI family the modules should provide (default: detect)')
     p.add_argument('--before', default='', help='PATH before the modules were loaded')

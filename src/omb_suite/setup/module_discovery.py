@@ -1,7 +1,7 @@
 """Find OSU modules on ``MODULEPATH`` and the MPI each was built with (``omb-setup
 --discover-modules``): every OSU module Lmod's spider knows, with each chain of modules that
 makes it loadable (in a hierarchy, the MPI module above it; a flat OSU module loads its MPI
-itself), loaded and read like ``--module`` (:mod:`omb_suite.module_envs`). What cannot be
+itself), loaded and read like ``--module`` (:mod:`omb_suite.setup.module_envs`). What cannot be
 registered is skipped with the reason.
 
 Discovery needs Lmod: ``spider`` is what knows the hierarchy. With Environment Modules,
@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
-from omb_suite import module_envs
+from omb_suite.setup import module_envs
 
 #: Module names taken for OSU (Spack: osu-micro-benchmarks; EasyBuild: OSU-Micro-Benchmarks).
 OSU_NAMES = ('osu-micro-benchmarks',)
