@@ -114,3 +114,35 @@ def test_family_of_a_system_mpi_module_comes_from_the_library_osu_links(library,
     """A module of a system MPI (Spack's for a /usr external) adds nothing to PATH."""
     from omb_suite.setup.module_facts import linked_family
     assert linked_family(library) == family
+
+
+def test_omb_setup_registers_loaded_and_named_modules_instead_of_path(lmod, site, tmp_path,
+                                                                      monkeypatch, capsys):
+    """The Debian MPIs on PATH are the modules' own: registered once, through the modules;
+    `--loaded-modules` and discovery finding the same modules give one environment."""
+    from setup_helpers import copy_checkout
+
+    from omb_suite.setup import cli
+    monkeypatch.setenv('LOADEDMODULES', ':'.join(lmod['openmpi']))
+    registry = tmp_path / 'environments.json'
+    assert cli.main(['--repo', str(copy_checkout(tmp_path / 'repo')), '--no-spack',
+                     '--registry', str(registry), '--loaded-modules', '--discover-modules',
+                     '--module', f'mpich={lmod["mpich"][0]}']) == 0
+    out = capsys.readouterr().out
+    assert 'the openmpi on PATH is the one of environment mod-openmpi-' in out
+    entries = environs.load_registry(registry)
+    assert sorted(e['modules'] for e in entries) == sorted([lmod['openmpi'], lmod['mpich'][:1]])
+    assert {e['source'] for e in entries} == {'module'}
+
+
+def test_loaded_modules_that_are_no_mpi_leave_path_to_decide(lmod, tmp_path, monkeypatch,
+                                                              capsys):
+    from setup_helpers import copy_checkout
+
+    from omb_suite.setup import cli
+    monkeypatch.setenv('LOADEDMODULES', 'lmod')          # Lmod's own module: no MPI
+    registry = tmp_path / 'environments.json'
+    assert cli.main(['--repo', str(copy_checkout(tmp_path / 'repo')), '--no-spack',
+                     '--registry', str(registry), '--loaded-modules']) == 0
+    assert 'the modules loaded here are no MPI environment' in capsys.readouterr().out
+    assert {e['source'] for e in environs.load_registry(registry)} == {'system'}

@@ -118,7 +118,7 @@ def registry_entry(family: str | None, modules: list[str],
     facts, setup = load_facts(modules, family, list(use))
     return {
         'name': environment_name(modules[:1]), 'mpi_family': facts['family'],
-        'mpi_version': facts['version'], 'osu_root': facts['osu_root'],
+        'mpi_version': facts['version'], 'mpi_bin': facts['bin'], 'osu_root': facts['osu_root'],
         'osu_version': facts['osu_version'], 'cuda': facts['cuda'], 'rocm': False,
         'path': [], 'tool_path': facts['added_path'], 'env_vars': {}, 'source': 'module',
         'modules': modules,
