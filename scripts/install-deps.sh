@@ -62,6 +62,9 @@ elif ((${#lacking[@]})); then
     echo "  SUSE:          zypper install ${zypper_need[*]}"
     echo "Going on with what is there."
   } >&2
+else
+  echo "== installing nothing system-wide ($( [ "$(id -u)" -eq 0 ] && echo 'no apt-get' \
+    || echo 'not root')): everything needed is here"
 fi
 
 if [ ! -x .venv/bin/python ]; then
