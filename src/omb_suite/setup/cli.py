@@ -243,13 +243,16 @@ def spack_entries(args: argparse.Namespace, repo: Path, lacking: list[str],
         spack_build.build(spack, repo, args.site, names, mirror, args.install_arg, progress)
     built = spack_envs.built_environments(repo)
     if args.spack_modules and built:
-        spack = spack or choose_spack(args, repo, ['modules'], progress)
+        if spack is None and not args.no_spack:  # writing modules builds nothing
+            user = find_spack(args.spack)
+            spack = Spack(user, {}) if user else spack_bootstrap.bootstrap(repo, progress)
         if spack is None:
             raise SpackSetupError('--spack-modules runs Spack to write the modules: drop '
-                                  '--no-spack/--no-build')
+                                  '--no-spack')
         argv, env = spack_envs.spack_command(spack.executable, repo, args.site, mirror)
+        site = spack_envs.environments_dir(repo) / 'sites' / args.site
         with progress.step('modules', 'write the Lmod modules of the built environments'):
-            return [spack_modules.registry_entry(argv, {**env, **spack.env}, repo, d)
+            return [spack_modules.registry_entry(argv, {**env, **spack.env}, repo, d, site)
                     for d in built]
     return [spack_envs.registry_entry(repo, d) for d in built]
 

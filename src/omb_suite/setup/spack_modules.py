@@ -2,7 +2,9 @@
 (``omb-setup --spack-modules``).
 
 Spack writes the modules of what the environment built with our module configuration
-(``spack/module-config/modules.yaml``: hierarchical by MPI, ``name/version``), then the MPI's
+(``spack/module-config/modules.yaml``: hierarchical by MPI, ``name/version``; a site's
+``sites/<site>/modules/modules.yaml``, given after it, overrides it: e.g. the root a site
+publishes on its ``MODULEPATH``), then the MPI's
 and OSU's modules are loaded and read like ``--module`` (:mod:`omb_suite.setup.module_envs`); the
 Spack facts (specs, ``spack.lock``) come from the environment as for a view.
 """
@@ -47,24 +49,30 @@ def use_name(path: Path) -> str:
     return f'{path.parent.name}/{path.stem}'
 
 
-def write_modules(argv: list[str], env: dict[str, str], repo: Path, env_dir: Path,
+def scopes(repo: Path, site_dir: Path) -> list[str]:
+    """``-C`` options: our module configuration, then the site's (which wins)."""
+    dirs = [repo / CONFIG, *([site_dir / 'modules'] if (site_dir / 'modules').is_dir() else [])]
+    return [arg for d in dirs for arg in ('-C', str(d))]
+
+
+def write_modules(argv: list[str], env: dict[str, str], scope_args: list[str], env_dir: Path,
                   mpi_name: str) -> tuple[Path, list[str]]:
     """Refresh the environment's Lmod modules; (the directory to ``module use``, [the MPI's
     module, OSU's module])."""
-    base = [*argv, '-C', str(repo / CONFIG), '-e', str(env_dir), 'module', 'lmod']
-    spack_output([*base, 'refresh', '--delete-tree', '-y'], env)
+    base = [*argv, *scope_args, '-e', str(env_dir), 'module', 'lmod']
+    spack_output([*base, 'refresh', '-y'], env)  # no --delete-tree: a root may be shared
     mpi = module_file(spack_output([*base, 'find', '--full-path', mpi_name], env), mpi_name)
     osu = module_file(spack_output([*base, 'find', '--full-path', 'osu-micro-benchmarks'], env),
                       'osu-micro-benchmarks')
     return mpi.parent.parent, [use_name(mpi), use_name(osu)]
 
 
-def registry_entry(argv: list[str], env: dict[str, str], repo: Path,
-                   env_dir: Path) -> dict[str, Any]:
+def registry_entry(argv: list[str], env: dict[str, str], repo: Path, env_dir: Path,
+                   site_dir: Path) -> dict[str, Any]:
     """The environment's entry (Spack facts) loading its modules instead of using its view."""
     view = spack_envs.registry_entry(repo, env_dir)
     mpi_name = view['mpi_spec'].split('@')[0]
-    use, modules = write_modules(argv, env, repo, env_dir, mpi_name)
+    use, modules = write_modules(argv, env, scopes(repo, site_dir), env_dir, mpi_name)
     try:
         loaded = module_envs.registry_entry(view['mpi_family'], modules, use=[str(use)])
     except module_envs.ModuleError as err:
