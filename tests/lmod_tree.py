@@ -96,7 +96,7 @@ def main() -> None:
     p.add_argument('--osu', action='append', default=[], metavar='FAMILY=PREFIX',
                    help='an OSU install built with that Debian MPI; repeatable')
     args = p.parse_args()
-    osu = {f: Path(prefix).resolve() for f, _, prefix in
+    osu = {f: Path(prefix).absolute() for f, _, prefix in
            (item.partition('=') for item in args.osu)}
     loads = write_tree(args.root.resolve(), osu)
     for family, modules in loads.items():
