@@ -7,7 +7,8 @@
 # As root on Debian/Ubuntu, missing apt packages are installed. Anywhere else (not root: a
 # login node whose MPI comes from a loaded module or PATH; another distribution) nothing is
 # installed system-wide: what is missing is listed with its apt, dnf and zypper package
-# names, and the script goes on with what is there.
+# names, and the script goes on with what is there. OMB_NO_SYSTEM_INSTALL=1 asks for that as
+# root too (a shared machine whose packages someone else looks after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,12 @@ present() {  # every command (or absolute path) of $1 is there
   done
 }
 
+why_not() {
+  if [ "$(id -u)" -ne 0 ]; then echo 'not root'
+  elif [ -n "${OMB_NO_SYSTEM_INSTALL:-}" ]; then echo 'OMB_NO_SYSTEM_INSTALL is set'
+  else echo 'no apt-get'; fi
+}
+
 apt_pkgs=() lacking=() apt_need=() dnf_need=() zypper_need=()
 while IFS='|' read -r group what probe apt dnf zypper; do
   group=$(trim "$group")
@@ -41,7 +48,8 @@ while IFS='|' read -r group what probe apt dnf zypper; do
   fi
 done < scripts/system-packages.txt
 
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
+if [ "$(id -u)" -eq 0 ] && [ -z "${OMB_NO_SYSTEM_INSTALL:-}" ] && command -v apt-get >/dev/null \
+   && command -v dpkg-query >/dev/null; then
   missing=()
   for p in "${apt_pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -53,8 +61,7 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null && command -v dpkg-quer
   fi
 elif ((${#lacking[@]})); then
   {
-    echo "NOTE: installing nothing system-wide ($( [ "$(id -u)" -eq 0 ] && echo 'no apt-get' \
-      || echo 'not root')). Not found here:"
+    echo "NOTE: installing nothing system-wide ($(why_not)). Not found here:"
     printf '  - %s\n' "${lacking[@]}"
     echo "Ask for these packages (or load the modules that provide them), then run again:"
     echo "  Debian/Ubuntu: apt-get install ${apt_need[*]}"
@@ -63,15 +70,15 @@ elif ((${#lacking[@]})); then
     echo "Going on with what is there."
   } >&2
 else
-  echo "== installing nothing system-wide ($( [ "$(id -u)" -eq 0 ] && echo 'no apt-get' \
-    || echo 'not root')): everything needed is here"
+  echo "== installing nothing system-wide ($(why_not)): everything needed is here"
 fi
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"
   if ! python3 -m venv .venv; then
     rm -rf .venv
-    if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    if [ "$(id -u)" -eq 0 ] && [ -z "${OMB_NO_SYSTEM_INSTALL:-}" ] \
+       && command -v apt-get >/dev/null; then
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
       python3 -m venv .venv
     else
