@@ -65,7 +65,8 @@ def name_uniquely(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def load_script(modules: list[str], family: str | None, use: list[str]) -> list[str]:
     """``bash -c`` that loads ``modules`` (after ``module use`` of ``use``) and prints their
     facts and the module set-up."""
-    facts = [sys.executable, '-m', 'omb_suite.setup.module_facts', '--before', '"$before"']
+    facts = [shlex.quote(sys.executable), '-m', 'omb_suite.setup.module_facts', '--before',
+             '"$before"']
     if family:
         facts += ['--family', family]
     using = f'module use {" ".join(shlex.quote(d) for d in reversed(use))}; ' if use else ''
