@@ -20,8 +20,12 @@ def sandbox(tmp: Path) -> tuple[Path, dict[str, str]]:
     for name in ('install-deps.sh', 'system-packages.txt'):
         shutil.copy(REPO / 'scripts' / name, tmp / 'scripts' / name)
     shutil.copy(REPO / 'pyproject.toml', tmp / 'pyproject.toml')
-    (tmp / '.venv').symlink_to(REPO / '.venv')
-    os.utime(tmp / 'pyproject.toml', (0, 0))          # older than the venv's install stamp
+    venv = tmp / '.venv'                  # this checkout's venv, with an install stamp of its own
+    venv.mkdir()
+    for name in ('bin', 'lib', 'pyvenv.cfg'):
+        (venv / name).symlink_to(REPO / '.venv' / name)
+    (venv / '.omb-installed').touch()
+    os.utime(tmp / 'pyproject.toml', (0, 0))          # older than the stamp: no pip
     bindir = tmp / 'bin'
     bindir.mkdir()
     for name in BASICS:
