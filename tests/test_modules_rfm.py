@@ -109,6 +109,9 @@ def test_probe_and_osu_run_through_module_load_on_local(tmp_path, site, monkeypa
     assert {r['environ']: r['environ_modules'] for r in rows} == {
         names[f]: ','.join(m) for f, m in loads.items()}
     assert all(r['result'] == 'pass' for r in rows)
+    expected = {names[f]: ','.join(m) for f, m in loads.items()}
+    built = perflog(tmp_path, 'PlacementProbeBuild')       # the builds name them too
+    assert built and all(r['environ_modules'] == expected[r['environ']] for r in built)
     builds = [p.read_text() for p in (tmp_path / 'rfm').rglob('rfm_build.sh')]
     scripts = [p.read_text() for p in (tmp_path / 'rfm').rglob('rfm_job.sh')]
     for family, modules in loads.items():

@@ -28,9 +28,11 @@ class ProbeSourceBuild(rfm.CompileOnlyRegressionTest):
     valid_prog_environs = ['+mpi']
     build_system = 'SingleSource'
     build_locally = True
+    environ_modules = variable(str, type(None), value=None)
 
     @run_before('compile')
     def set_sources(self):
+        self.environ_modules = environ_modules(self)
         self.sourcesdir = probe.source_dir()
         self.build_system.cflags = ['-O2']
         self.build_system.executable = self.executable
