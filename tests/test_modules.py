@@ -29,7 +29,7 @@ def lmod(site, monkeypatch):
     """This process as a login shell with Lmod that searches the site's Core."""
     monkeypatch.setenv('MODULEPATH', str(site[0] / 'Core'))
     monkeypatch.setenv('MODULESHOME', str(LMOD_HOME))
-    for var in ('LOADEDMODULES', '_LMFILES_', 'BASH_FUNC_module%%'):
+    for var in ('LOADEDMODULES', '_LMFILES_', 'BASH_FUNC_module%%', 'LMOD_CMD', 'MODULES_CMD'):
         monkeypatch.delenv(var, raising=False)
     return site[1]
 
@@ -130,6 +130,7 @@ def test_omb_setup_registers_loaded_and_named_modules_instead_of_path(lmod, site
                      '--module', f'mpich={lmod["mpich"][0]}']) == 0
     out = capsys.readouterr().out
     assert 'the openmpi on PATH is the one of environment mod-openmpi-' in out
+    assert "ReFrame's `local` would have no modules system" in out     # no LMOD_CMD here
     entries = environs.load_registry(registry)
     assert sorted(e['modules'] for e in entries) == sorted([lmod['openmpi'], lmod['mpich'][:1]])
     assert {e['source'] for e in entries} == {'module'}

@@ -337,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
     path = registry_file(args, repo)
     write_registry(path, entries)
     print(summary(path, entries))
+    for note in module_envs.shell_notes(entries):
+        print(note)
     if not any(e['osu_root'] for e in entries):
         print(NO_OSU_MESSAGE)
     return 0

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from omb_suite.setup import module_facts
+from omb_suite.setup import environs, module_facts
 
 #: Shell start-up files that define ``module`` when the calling shell did not export it.
 INIT_FILES = ('$MODULESHOME/init/bash', '/etc/profile.d/lmod.sh',
@@ -132,3 +132,14 @@ def registry_entry(family: str | None, modules: list[str],
 def module_entries(items: list[str]) -> list[dict[str, Any]]:
     """One entry per ``--module FAMILY=MODULE[,MODULE...]``."""
     return name_uniquely([registry_entry(*parse_item(item)) for item in items])
+
+
+def shell_notes(entries: list[dict[str, Any]]) -> list[str]:
+    """What to do when environments load modules but this shell shows no module tool, from
+    which ReFrame's `local` takes its ``modules_system`` (without one it offers them not)."""
+    if any(e.get('modules') for e in entries) and environs.detected_modules_system() == 'nomod':
+        return ['omb-setup: note: $LMOD_CMD and $MODULES_CMD are unset in this shell, so '
+                'ReFrame\'s `local` would have no modules system and not offer the environments '
+                'that load modules: start ReFrame where Lmod is set up (a login shell, or '
+                '`source /etc/profile.d/lmod.sh`)']
+    return []
