@@ -1,9 +1,9 @@
 """MPI and OSU from environment modules (Lmod, Environment Modules): ``omb-setup --module
 FAMILY=MODULE[,MODULE...]`` registers an environment whose ReFrame ``modules`` load them.
 
-The modules are loaded in a ``bash`` that then runs :mod:`omb_suite.setup.module_facts`, so the
-MPI's family and version and the OSU prefix and release are read from what the modules put
-on ``PATH``, as a job will see them. The registry entry keeps the module names, the module
+The modules are loaded in a ``bash`` (after ``module purge``) that then runs
+:mod:`omb_suite.setup.module_facts`, so the MPI's family and version and the OSU prefix and
+release are read from what the modules put on ``PATH``, as a job will see them. The registry entry keeps the module names, the module
 search path they were found on (``module use`` in every job script, so a run started from a
 shell that never did ``module use`` still finds them) and the directories they added to
 ``PATH`` (for the tools the checks run on the login node: ``ompi_info``, ``mpichversion``).
@@ -70,7 +70,10 @@ def load_script(modules: list[str], family: str | None, use: list[str]) -> list[
     if family:
         facts += ['--family', family]
     using = f'module use {" ".join(shlex.quote(d) for d in reversed(use))}; ' if use else ''
-    script = (f'{ENSURE_MODULE}; {using}echo "OMB-MODULEPATH $MODULEPATH"; '
+    # purge first: modules already loaded in the calling shell would make `module load` a
+    # no-op and hide what these modules add; the search path is read after the purge
+    script = (f'{ENSURE_MODULE}; module purge >/dev/null 2>&1; {using}'
+              f'echo "OMB-MODULEPATH $MODULEPATH"; '
               f'echo "OMB-MODULESHOME ${{MODULESHOME:-}}"; before=$PATH; '
               f'module load "$@" || {{ echo "OMB-LOADFAILED"; exit 4; }}; ' + ' '.join(facts))
     return ['bash', '-c', script, 'omb-setup', *modules]
