@@ -105,8 +105,8 @@ cluster() {
        --module openmpi=$ompi >/dev/null \
     && OMB_ENVIRONMENTS_FILE='$dir/environments.json' OMB_RESULTS_DIR='$dir/results' \
        salloc -N 2 --exclusive -p compute .venv/bin/reframe -C reframe/config/settings.py \
-       -c reframe/checks --system minicluster:alloc --mode quick --exec-policy serial \
-       --max-retries 1 --prefix '$dir/rfm' -r" || rc=$?
+       -c reframe/checks --system minicluster:alloc -p '^mod-' --mode quick \
+       --exec-policy serial --max-retries 1 --prefix '$dir/rfm' -r" || rc=$?
   ((ours)) && tests/cluster/down >/dev/null
   ((rc == 0)) || fail "verdict set on minicluster:alloc (exit $rc)"
   check "$dir/results" "$dir/rfm" "$ompi"
