@@ -147,3 +147,19 @@ def test_loaded_modules_that_are_no_mpi_leave_path_to_decide(lmod, tmp_path, mon
                      '--registry', str(registry), '--loaded-modules']) == 0
     assert 'the modules loaded here are no MPI environment' in capsys.readouterr().out
     assert {e['source'] for e in environs.load_registry(registry)} == {'system'}
+
+
+def test_discovery_loads_a_flat_osu_module_that_loads_its_mpi_itself(site, tmp_path,
+                                                                      monkeypatch):
+    """EasyBuild style: no hierarchy, the OSU module loads its MPI (depends_on)."""
+    tree, loads = site
+    flat = tmp_path / 'flat' / 'osu-micro-benchmarks'
+    flat.mkdir(parents=True)
+    osu_lua = next((tree / 'MPI' / 'openmpi').rglob('*.lua')).read_text()
+    (flat / '7.3-gompi.lua').write_text(f'depends_on("{loads["openmpi"][0]}")\n{osu_lua}')
+    monkeypatch.setenv('MODULEPATH', f'{tmp_path / "flat"}:{tree / "Core"}')
+    monkeypatch.setenv('MODULESHOME', str(LMOD_HOME))
+    found = module_discovery.discover()
+    flat_entry, = [e for e in found.entries if e['modules'] == ['osu-micro-benchmarks/7.3-gompi']]
+    assert (flat_entry['mpi_family'], flat_entry['osu_version']) == ('openmpi', '7.3')
+    assert flat_entry['name'] == 'mod-osu-micro-benchmarks-7_3-gompi'
