@@ -83,12 +83,12 @@ check "$WORK/results" "$WORK/rfm" "$ompi" "$mpich"
 
 # --- 2. the mini-cluster, one allocation ----------------------------------------------
 cluster() {
-  local cdir=${OMB_CLUSTER_DIR:-/tmp/omb-minicluster} ours=0 rc=0
+  local cdir=${OMB_CLUSTER_DIR:-/tmp/omb-minicluster} rc=0
   if ! tests/cluster/status >/dev/null 2>&1; then
     ip netns add omb-modules-probe 2>/dev/null && ip netns del omb-modules-probe \
       || { echo "SKIP modules-ci cluster: no network namespaces here"; return 0; }
+    trap 'tests/cluster/down >/dev/null 2>&1' EXIT     # ours: down however this ends
     tests/cluster/up >/dev/null || fail "tests/cluster/up"
-    ours=1
   fi
   local dir=$cdir/modules-ci
   rm -rf "$dir" && mkdir -p "$dir"
@@ -100,15 +100,18 @@ cluster() {
   loads=$(tree "$dir/modules")
   ompi=$(loads_of openmpi "$loads")
   say "mini-cluster, one allocation: ${ompi//,/ }"
+  # the registry holds the module environment only (not the Debian MPICH also on PATH)
+  bash -lc "module use '$dir/modules/Core' && cd '$REPO' && .venv/bin/omb-setup --no-build \
+    --registry '$dir/all.json' --module openmpi=$ompi >/dev/null" || fail "omb-setup --module"
+  "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1]))
+d["environments"] = [e for e in d["environments"] if e.get("modules")]
+json.dump(d, open(sys.argv[2], "w"))' "$dir/all.json" "$dir/environments.json"
   bash -lc "module use '$dir/modules/Core' && cd '$REPO' && source tests/cluster/env.sh \
-    && .venv/bin/omb-setup --no-build --registry '$dir/environments.json' \
-       --module openmpi=$ompi >/dev/null \
     && OMB_ENVIRONMENTS_FILE='$dir/environments.json' OMB_RESULTS_DIR='$dir/results' \
        salloc -N 2 --exclusive -p compute .venv/bin/reframe -C reframe/config/settings.py \
-       -c reframe/checks --system minicluster:alloc -p '^mod-' --mode quick \
-       --exec-policy serial --max-retries 1 --prefix '$dir/rfm' -r" || rc=$?
-  ((ours)) && tests/cluster/down >/dev/null
-  ((rc == 0)) || fail "verdict set on minicluster:alloc (exit $rc)"
+       -c reframe/checks --system minicluster:alloc --mode quick --exec-policy serial \
+       --max-retries 1 --prefix '$dir/rfm' -r" || rc=$?
+  ((rc == 0)) || fail "verdict set on minicluster:alloc (exit $rc); stage: $dir/rfm/stage"
   check "$dir/results" "$dir/rfm" "$ompi"
 }
 if [[ $steps == *" cluster "* ]]; then
