@@ -3,10 +3,11 @@ FAMILY=MODULE[,MODULE...]`` registers an environment whose ReFrame ``modules`` l
 
 The modules are loaded in a ``bash`` (after ``module purge``) that then runs
 :mod:`omb_suite.setup.module_facts`, so the MPI's family and version and the OSU prefix and
-release are read from what the modules put on ``PATH``, as a job will see them. The registry entry keeps the module names, the module
-search path they were found on (``module use`` in every job script, so a run started from a
-shell that never did ``module use`` still finds them) and the directories they added to
-``PATH`` (for the tools the checks run on the login node: ``ompi_info``, ``mpichversion``).
+release are read from what the modules put on ``PATH``, as a job will see them. The registry
+entry keeps the module names, the module search path they were found on (``module use`` in
+every job script, so a run started from a shell that never did ``module use`` still finds
+them) and the directories they added to ``PATH`` (for the tools the checks run on the login
+node: ``ompi_info``, ``mpichversion``).
 """
 
 from __future__ import annotations
