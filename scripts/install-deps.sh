@@ -1,43 +1,92 @@
 #!/usr/bin/env bash
-# Install what the suite needs on a fresh Debian/Ubuntu machine, idempotently:
-#   - Debian packages: Open MPI, MPICH, hwloc, what Spack needs to build OSU (its
-#     documented prerequisites: git, compilers, patch, archivers), and with --cluster
-#     Slurm + munge, with --browser Chromium for the report test
+# Install what the suite needs, idempotently:
+#   - system packages (scripts/system-packages.txt): an MPI, hwloc, what Spack needs to build
+#     OSU (compilers, git, patch, archivers); with --cluster Slurm + munge, with --browser
+#     Chromium for the report test, with --modules Lmod;
 #   - a Python virtual environment in .venv with this package and its tools.
-# Without root, the apt step is skipped with a note (install the packages yourself).
+# As root on Debian/Ubuntu, missing apt packages are installed. Anywhere else (not root: a
+# login node whose MPI comes from a loaded module or PATH; another distribution) nothing is
+# installed system-wide: what is missing is listed with its apt, dnf and zypper package
+# names, and the script goes on with what is there. OMB_NO_SYSTEM_INSTALL=1 asks for that as
+# root too (a shared machine whose packages someone else looks after).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pkgs=(openmpi-bin libopenmpi-dev mpich libmpich-dev hwloc build-essential
-      git gfortran patch file bzip2 xz-utils unzip zstd ca-certificates)
+groups=(base)
 for arg in "$@"; do
   case "$arg" in
-    --cluster) pkgs+=(slurm-wlm slurmctld slurmd slurm-client munge iproute2 util-linux) ;;
-    --browser) pkgs+=(chromium) ;;
-    *) echo "usage: $0 [--cluster] [--browser]" >&2; exit 2 ;;
+    --cluster) groups+=(cluster) ;;
+    --browser) groups+=(browser) ;;
+    --modules) groups+=(modules) ;;
+    *) echo "usage: $0 [--cluster] [--browser] [--modules]" >&2; exit 2 ;;
   esac
 done
 
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  if [ "$(id -u)" -eq 0 ]; then
+trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; echo "${s%"${s##*[![:space:]]}"}"; }
+present() {  # every command (or absolute path) of $1 is there
+  local w
+  for w in $1; do
+    if [[ $w == /* ]]; then [ -x "$w" ] || return 1; else command -v "$w" >/dev/null || return 1; fi
+  done
+}
+
+why_not() {
+  if [ "$(id -u)" -ne 0 ]; then echo 'not root'
+  elif [ -n "${OMB_NO_SYSTEM_INSTALL:-}" ]; then echo 'OMB_NO_SYSTEM_INSTALL is set'
+  else echo 'no apt-get'; fi
+}
+
+apt_pkgs=() lacking=() apt_need=() dnf_need=() zypper_need=()
+while IFS='|' read -r group what probe apt dnf zypper; do
+  group=$(trim "$group")
+  [[ -z $group || $group == \#* ]] && continue
+  [[ " ${groups[*]} " == *" $group "* ]] || continue
+  read -ra words <<< "$apt"; apt_pkgs+=("${words[@]}")
+  if ! present "$(trim "$probe")"; then
+    lacking+=("$(trim "$what")")
+    apt_need+=("$(trim "$apt")") dnf_need+=("$(trim "$dnf")") zypper_need+=("$(trim "$zypper")")
+  fi
+done < scripts/system-packages.txt
+
+if [ "$(id -u)" -eq 0 ] && [ -z "${OMB_NO_SYSTEM_INSTALL:-}" ] && command -v apt-get >/dev/null \
+   && command -v dpkg-query >/dev/null; then
+  missing=()
+  for p in "${apt_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
     echo "== apt-get install ${missing[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  else
-    echo "NOTE: not root; please install: ${missing[*]}" >&2
   fi
+elif ((${#lacking[@]})); then
+  {
+    echo "NOTE: installing nothing system-wide ($(why_not)). Not found here:"
+    printf '  - %s\n' "${lacking[@]}"
+    echo "Ask for these packages (or load the modules that provide them), then run again:"
+    echo "  Debian/Ubuntu: apt-get install ${apt_need[*]}"
+    echo "  RHEL-like:     dnf install ${dnf_need[*]}"
+    echo "  SUSE:          zypper install ${zypper_need[*]}"
+    echo "Going on with what is there."
+  } >&2
+else
+  echo "== installing nothing system-wide ($(why_not)): everything needed is here"
 fi
 
 if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv"
-  python3 -m venv .venv || {
-    [ "$(id -u)" -eq 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
-    python3 -m venv .venv
-  }
+  if ! python3 -m venv .venv; then
+    rm -rf .venv
+    if [ "$(id -u)" -eq 0 ] && [ -z "${OMB_NO_SYSTEM_INSTALL:-}" ] \
+       && command -v apt-get >/dev/null; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+      python3 -m venv .venv
+    else
+      echo "ERROR: python3 cannot create a virtual environment here. Ask for" \
+        "python3-venv (Debian/Ubuntu) or python3 (dnf, zypper), or load a Python module." >&2
+      exit 1
+    fi
+  fi
 fi
 if ! .venv/bin/python -c 'import omb_suite, reframe' 2>/dev/null \
    || [ pyproject.toml -nt .venv/.omb-installed ]; then

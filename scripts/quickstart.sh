@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Set up this machine, build OSU with our Spack recipe, and run the suite on `local`.
 #
-#   bash scripts/quickstart.sh [--no-build] [extra reframe options, e.g. --mode quick]
+#   bash scripts/quickstart.sh [--no-build] [--module=FAMILY=MODULE[,MODULE...]]
+#        [--discover-modules] [--spack-modules] [extra reframe options, e.g. --mode quick]
 #
-# 1. installs Debian MPI packages and a Python venv (scripts/install-deps.sh);
-# 2. `omb-setup` registers the MPI libraries as ReFrame programming environments and, for
+# 1. installs what is missing and a Python venv (scripts/install-deps.sh): as root on
+#    Debian/Ubuntu the MPI packages; otherwise (no root, a login node) nothing system-wide:
+#    what is missing is named (apt, dnf, zypper) and the run goes on with what is there;
+# 2. `omb-setup` registers the MPI libraries as ReFrame programming environments: those on
+#    PATH, and, when modules are loaded in this shell ($LOADEDMODULES, e.g. `module load
+#    openmpi/4.1.5 osu-micro-benchmarks/7.3`), one environment that loads them in every job
+#    (plus the --module/--discover-modules/--spack-modules ones: docs/systems.md); for
 #    each one without OSU, builds OSU with our Spack recipe: with the spack on PATH, or the
 #    Spack pinned in spack/pins.yaml, fetched into .omb/spack on first use (about 5 minutes
 #    the first time; a second run reuses everything). Without network, set OMB_SPACK_GIT,
@@ -23,11 +29,16 @@ setup_args=()
 reframe_args=()
 for arg in "$@"; do
   case "$arg" in
-    --no-build) setup_args+=(--no-build) ;;
+    --no-build|--discover-modules|--spack-modules) setup_args+=("$arg") ;;
+    --module=*) setup_args+=(--module "${arg#--module=}") ;;
     *) reframe_args+=("$arg") ;;
   esac
 done
 bash scripts/install-deps.sh
+if [ -n "${LOADEDMODULES:-}" ]; then
+  echo "== quickstart: modules loaded here (${LOADEDMODULES//:/ }): every job loads them too"
+  setup_args+=(--loaded-modules)
+fi
 .venv/bin/omb-setup "${setup_args[@]}"
 echo "== quickstart: set up in $((SECONDS - start)) s; running the suite"
 exec .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system local -r \

@@ -43,7 +43,8 @@ class Sandbox:
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / rel, target)
-        standins = [p.relative_to(REPO) for pattern in ('scripts/*', '.ci/*', 'tests/cluster/*')
+        standins = [p.relative_to(REPO) for pattern in ('scripts/*', '.ci/*', 'tests/cluster/*',
+                                                        'tests/*.sh')
                     for p in REPO.glob(pattern) if p.is_file()]
         standins += [Path('.venv/bin') / n for n in ('reframe', 'python', *console_scripts())]
         for rel in standins:
@@ -71,7 +72,7 @@ def test_ci_runs_the_readme_commands_without_a_build_when_it_has_no_sources(tmp_
     done = box.run('bash .ci/run')
     assert done.returncode == 0, done.stdout + done.stderr
     assert box.calls() == ['install-deps.sh --cluster --browser', 'quickstart.sh --no-build',
-                           'run-tests.sh']
+                           'modules-ci.sh', 'run-tests.sh']
     assert 'SKIP mini-cluster: not root' in done.stdout
     assert 'no Spack sources, so no OSU build' in done.stdout
     assert 'CI phase times (exit 0)' in done.stdout
@@ -101,7 +102,7 @@ def test_ci_builds_osu_73_from_the_mirror_beside_the_checkout_and_tests_with_it(
     assert f'using the source mirror {mirror}' in done.stdout
     assert box.calls()[1:] == [
         f'quickstart OSU=7.3 GIT={mirror}/spack.git MIRROR={mirror}/spack-mirror',
-        f'run-tests OSU_ROOT={view} OSU_ROOT_MPICH=none']
+        'modules-ci.sh', f'run-tests OSU_ROOT={view} OSU_ROOT_MPICH=none']
 
 
 def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):
@@ -170,6 +171,7 @@ def test_github_workflow_runs_the_ci_entry_point_on_debian(tmp_path):
 def test_stand_ins_cover_every_program_the_ci_calls():
     """A new program called by .ci/run must get a stand-in here, or the tests above lie."""
     text = (REPO / '.ci/run').read_text()
-    called = set(re.findall(r'(?:bash |^|\s)((?:scripts|tests/cluster)/[\w./-]+)', text, re.M))
-    assert called <= {str(p.relative_to(REPO)) for pattern in ('scripts/*', 'tests/cluster/*')
+    called = set(re.findall(r'(?:bash |^|\s)((?:scripts|tests)/[\w./-]+)', text, re.M))
+    assert called <= {str(p.relative_to(REPO)) for pattern in ('scripts/*', 'tests/cluster/*',
+                                                              'tests/*.sh')
                       for p in REPO.glob(pattern)}

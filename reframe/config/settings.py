@@ -7,7 +7,11 @@ Use:  reframe -C reframe/config/settings.py -c reframe/checks -r
   (any Linux box) comes last and matches every host name, so it is the default when
   no other system matches. Select one with ``--system``.
 - Programming environments come from ``omb-setup`` (``.omb/environments.json``): one
-  per Spack environment view or system MPI, with features ``+mpi +<family> +osu``...
+  per Spack environment view, system MPI or set of environment modules, with features
+  ``+mpi +<family> +osu``... Those that load modules go only to systems with a
+  ``modules_system`` (``lmod``, ``envmod``); ReFrame writes their ``module load`` lines into
+  the job scripts without loading anything itself (``resolve_module_conflicts`` off: the
+  login node need not have the modules, and no test pays for a module command).
 - Perflogs go to ``perflogs/<system>/<partition>/<TestClass>.log`` (one record per
   performance variable, time-zone-aware timestamps); run reports and the results
   database go next to them. ``OMB_RESULTS_DIR`` moves all of it.
@@ -34,15 +38,21 @@ def _system_files() -> list[Path]:
     return [p for d in dirs for p in sorted(d.glob('*.py'))]
 
 
+def _usable_environments(system: dict) -> list[str]:
+    """Every environment, but those loading modules only where a modules system is set."""
+    has_modules = system.get('modules_system', 'nomod') != 'nomod'
+    return [e['name'] for e in ENVIRONMENTS if has_modules or not e['modules']]
+
+
 def _load_systems() -> list:
-    """Every system file; partitions that name no ``environs`` get all environments."""
+    """Every system file; partitions that name no ``environs`` get all usable environments."""
     systems, local = [], None
     for path in _system_files():
         spec = importlib.util.spec_from_file_location(f'omb_system_{path.stem}', path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         for part in module.system['partitions']:
-            part.setdefault('environs', [e['name'] for e in ENVIRONMENTS])
+            part.setdefault('environs', _usable_environments(module.system))
         if module.system['name'] == 'local':
             local = module.system
         else:
@@ -56,9 +66,9 @@ PERFLOG_COLUMNS = (
     'display_name', 'jobid', 'job_nodelist', 'num_nodes', 'num_tasks', 'num_tasks_per_node',
     'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
     'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
-    'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'placement_observed',
-    'algorithm_evidence', 'session_tag', 'version', 'perf_var', 'perf_value', 'perf_unit',
-    'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',
+    'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'environ_modules',
+    'placement_observed', 'algorithm_evidence', 'session_tag', 'version', 'perf_var',
+    'perf_value', 'perf_unit', 'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',
 )
 #: Columns ReFrame fills itself rather than from the check (``version``: ReFrame's own).
 RUNTIME_COLUMNS = {'version'}
@@ -114,6 +124,9 @@ site_configuration = {
         {
             'report_file': str(RESULTS / 'reports' / 'run-report-{sessionid}.json'),
             'check_search_recursive': False,
+            # job scripts `module load` an environment's modules; ReFrame itself loads none
+            # (and so needs no module command where it runs): see the module docstring
+            'resolve_module_conflicts': False,
         },
         {
             # Jobs of the local scheduler (this machine, or steps inside one allocation) are
@@ -122,6 +135,7 @@ site_configuration = {
             'target_systems': ['local', 'minicluster:alloc'],
             'report_file': str(RESULTS / 'reports' / 'run-report-{sessionid}.json'),
             'check_search_recursive': False,
+            'resolve_module_conflicts': False,
             'poll_rate_max': 50,
             'poll_rate_min': 5,
         },

@@ -31,7 +31,8 @@ system = {
     'name': 'example-epyc',
     'descr': 'Example EPYC cluster, 2 x 64 cores per node, InfiniBand near cores 96-111',
     'hostnames': [r'^login\d+\.epyc\.example$'],
-    'modules_system': 'nomod',
+    # the site's MPI and OSU come from Lmod modules (omb-setup --module, docs/systems.md)
+    'modules_system': 'lmod',
     'partitions': [
         {
             **_BASE,

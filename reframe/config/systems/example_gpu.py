@@ -28,7 +28,8 @@ system = {
     'name': 'example-gpu',
     'descr': 'Example GPU cluster (4 GPUs per node), Slurm + srun',
     'hostnames': [r'^login\d+\.gpu-cluster\.example$'],
-    'modules_system': 'nomod',
+    # the site's MPI and OSU come from Lmod modules (omb-setup --module, docs/systems.md)
+    'modules_system': 'lmod',
     'partitions': [
         {
             'name': 'gpu',

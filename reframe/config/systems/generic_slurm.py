@@ -18,7 +18,8 @@ system = {
     'name': 'generic-slurm',
     'descr': 'Template Slurm cluster (copy me)',
     'hostnames': [r'^login\d+\.cluster\.example$'],
-    'modules_system': 'nomod',
+    # the site's MPI and OSU come from Lmod modules (omb-setup --module, docs/systems.md)
+    'modules_system': 'lmod',
     'partitions': [
         {
             'name': 'cpu',

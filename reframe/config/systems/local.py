@@ -6,11 +6,15 @@ is loaded, with ReFrame's own detection; nothing is typed in.
 
 from reframe.utility.cpuinfo import cpuinfo
 
+from omb_suite.setup.environs import detected_modules_system
+
 system = {
     'name': 'local',
     'descr': 'This machine (detected topology), local scheduler, mpirun',
     'hostnames': ['.*'],
-    'modules_system': 'nomod',
+    # lmod / envmod when this shell has that module command (environments from modules
+    # need one: omb-setup --module, docs/systems.md), else nomod
+    'modules_system': detected_modules_system(),
     'partitions': [
         {
             'name': 'default',

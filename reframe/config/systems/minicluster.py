@@ -18,6 +18,8 @@ node's rank to core 0, i.e. both ranks on one physical core).
 
 from reframe.utility.cpuinfo import cpuinfo
 
+from omb_suite.setup.environs import detected_modules_system
+
 _NET_ENV = [
     ['OMPI_ALLOW_RUN_AS_ROOT', '1'],
     ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
@@ -48,7 +50,9 @@ system = {
     'name': 'minicluster',
     'descr': 'Two-node Slurm test cluster in network namespaces (tests/cluster/up)',
     'hostnames': ['^node[12]$'],
-    'modules_system': 'nomod',
+    # lmod / envmod when this shell has that module command (environments from modules
+    # need one: omb-setup --module, docs/systems.md), else nomod
+    'modules_system': detected_modules_system(),
     'partitions': [
         {
             **_PARTITION,

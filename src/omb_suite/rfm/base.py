@@ -71,6 +71,12 @@ def perflog_dir(test: rfm.RegressionTest) -> Path | None:
     return None
 
 
+def environ_modules(test: rfm.RegressionTest) -> str | None:
+    """The modules the test's environment loads in its job script, for the perflog column
+    ``environ_modules`` (``openmpi/4.1.4,osu-micro-benchmarks/7.3``); ``None`` for none."""
+    return ','.join(test.current_environ.modules) or None
+
+
 class OsuRunBase(rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
     placement, references). Runs in environments with an MPI and OSU (``+mpi +osu``)."""
@@ -122,6 +128,7 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
     osu_spec = variable(str, type(None), value=None)
     mpi_spec = variable(str, type(None), value=None)
     spack_lock = variable(str, type(None), value=None)
+    environ_modules = variable(str, type(None), value=None)
     placement_observed = variable(str, value='')
 
     @run_after('init')
@@ -149,6 +156,7 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
                      'spack_lock'):
             if extras.get(fact) is not None:
                 setattr(self, fact, str(extras[fact]))
+        self.environ_modules = environ_modules(self)
 
     @run_after('setup')
     def find_benchmark(self):

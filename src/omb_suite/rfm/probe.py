@@ -16,7 +16,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from reframe.core.exceptions import SanityError
 
 from omb_suite import placements, probe
-from omb_suite.rfm.base import launch_options
+from omb_suite.rfm.base import environ_modules, launch_options
 from omb_suite.rfm.pt2pt import PlacedPair
 
 
@@ -28,9 +28,11 @@ class ProbeSourceBuild(rfm.CompileOnlyRegressionTest):
     valid_prog_environs = ['+mpi']
     build_system = 'SingleSource'
     build_locally = True
+    environ_modules = variable(str, type(None), value=None)
 
     @run_before('compile')
     def set_sources(self):
+        self.environ_modules = environ_modules(self)
         self.sourcesdir = probe.source_dir()
         self.build_system.cflags = ['-O2']
         self.build_system.executable = self.executable
@@ -55,6 +57,7 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
     valid_systems = ['*']
     probe_build = fixture(PlacementProbeBuild, scope='environment')
     placement_observed = variable(str, value='')
+    environ_modules = variable(str, type(None), value=None)
     num_nodes = variable(int, value=1)
     #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
     session_tag = variable(str, value='')
@@ -63,6 +66,7 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
     @run_after('setup')
     def use_probe(self):
         self.executable = os.path.join(self.probe_build.stagedir, self.probe_build.executable)
+        self.environ_modules = environ_modules(self)
 
     @run_before('run')
     def place_ranks(self):

@@ -4,5 +4,7 @@
 ``prefix_mpi`` (MPIs installed under a prefix), ``spack_envs`` / ``spack_bootstrap`` /
 ``spack_build`` (our Spack environments, the pinned Spack, building them), ``progress`` and
 ``step_failures`` (what each step prints while it runs and when it fails; their data in
-``setup/data/``).
+``setup/data/``), ``module_envs`` / ``module_facts`` / ``module_discovery`` (environments that
+load environment modules, the facts read after loading them, finding OSU modules) and
+``spack_modules`` (our Spack environments registered through the Lmod modules Spack writes).
 """

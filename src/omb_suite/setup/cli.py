@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -28,7 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from omb_suite import mpilib
-from omb_suite.setup import environs, prefix_mpi, spack_bootstrap, spack_build, spack_envs
+from omb_suite.setup import (
+    environs,
+    module_discovery,
+    module_envs,
+    module_facts,
+    prefix_mpi,
+    spack_bootstrap,
+    spack_build,
+    spack_envs,
+    spack_modules,
+)
+from omb_suite.setup.options import parser
 from omb_suite.setup.progress import Progress
 from omb_suite.setup.spack_bootstrap import Spack
 from omb_suite.setup.spack_envs import SpackSetupError
@@ -228,11 +238,51 @@ def spack_entries(args: argparse.Namespace, repo: Path, lacking: list[str],
         raise SpackSetupError(f'unknown environment(s) {", ".join(unknown)}; choose from '
                               f'{", ".join(spack_envs.environment_names(repo))}')
     spack = choose_spack(args, repo, names, progress)
+    mirror = Path(args.mirror).resolve() if args.mirror else None
     if spack is not None and names:
-        mirror = Path(args.mirror).resolve() if args.mirror else None
         spack_build.build(spack, repo, args.site, names, mirror, args.install_arg, progress,
                           args.osu_version)
-    return [spack_envs.registry_entry(repo, d) for d in spack_envs.built_environments(repo)]
+    built = spack_envs.built_environments(repo)
+    if args.spack_modules and built:
+        if spack is None and not args.no_spack:  # writing modules builds nothing
+            user = find_spack(args.spack)
+            spack = Spack(user, {}) if user else spack_bootstrap.bootstrap(repo, progress)
+        if spack is None:
+            raise SpackSetupError('--spack-modules runs Spack to write the modules: drop '
+                                  '--no-spack')
+        argv, env = spack_envs.spack_command(spack.executable, repo, args.site, mirror,
+                                          args.osu_version)
+        site = spack_envs.environments_dir(repo) / 'sites' / args.site
+        with progress.step('modules', 'write the Lmod modules of the built environments'):
+            return [spack_modules.registry_entry(argv, {**env, **spack.env}, repo, d, site)
+                    for d in built]
+    return [spack_envs.registry_entry(repo, d) for d in built]
+
+
+def module_entries(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Environments of ``--module``, ``--loaded-modules`` and ``--discover-modules``."""
+    entries = [module_envs.registry_entry(*module_envs.parse_item(i)) for i in args.module]
+    loaded = [m for m in os.environ.get('LOADEDMODULES', '').split(':') if m]
+    if args.loaded_modules and loaded:
+        try:
+            entries.append(module_envs.registry_entry(None, loaded))
+        except module_envs.ModuleError as err:  # modules of other things: PATH decides
+            print(f'omb-setup: the modules loaded here are no MPI environment: {err}')
+    elif args.loaded_modules:
+        print('omb-setup: --loaded-modules: no module is loaded in this shell')
+    if args.discover_modules:
+        found = module_discovery.discover((args.discover_modules.lower(),))
+        print(found.report())
+        entries += found.entries
+    return module_envs.name_uniquely(list({tuple(e['modules']): e for e in entries}.values()))
+
+
+def from_modules(mpi: dict[str, Any], entries: list[dict[str, Any]]) -> str | None:
+    """The module environment whose MPI is this one found on ``PATH`` (same version tool)."""
+    tool = module_facts.FAMILY_TOOLS[mpi['family']]
+    mine = shutil.which(tool, path=os.pathsep.join([mpi['bin'], os.environ.get('PATH', '')]))
+    return next((e['name'] for e in entries if mine and e['mpi_family'] == mpi['family']
+                 and (Path(e['mpi_bin']) / tool).resolve() == Path(mine).resolve()), None)
 
 
 def registry_file(args: argparse.Namespace, repo: Path) -> Path:
@@ -253,63 +303,6 @@ def summary(path: Path, entries: list[dict[str, Any]]) -> str:
     return '\n'.join(lines)
 
 
-def parser() -> argparse.ArgumentParser:
-    env = os.environ
-    p = argparse.ArgumentParser(
-        prog='omb-setup',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description='Find the system MPIs, build OSU for those that have none with our\n'
-        'Spack recipe (spack/environments; the spack on PATH, or the Spack pinned in\n'
-        'spack/pins.yaml, bootstrapped into .omb/spack), and register every MPI + OSU\n'
-        'combination as a ReFrame programming environment, in .omb/environments.json\n'
-        '(or $OMB_ENVIRONMENTS_FILE). A second run reuses what was built.',
-        epilog='examples:\n'
-        '  omb-setup                           # system MPIs; OSU built for each (site local)\n'
-        '  omb-setup --env openmpi --env mpich # build these Spack environments\n'
-        '  omb-setup --site mycluster --env openmpi-cuda --mirror /shared/spack-mirror\n'
-        '  omb-setup --no-build                # only register what is installed\n'
-        '  OSU_ROOT=$HOME/osu omb-setup --no-spack   # an OSU you built yourself\n'
-        'environment variables: OMB_NO_BUILD=1 (--no-build), OMB_SPACK_MIRROR=DIR (--mirror),\n'
-        'OMB_OSU_VERSION=7.3 (--osu-version), OMB_SPACK_INSTALL_ARGS="ARG ..." (--install-arg),\n'
-        'and, without network, local\n'
-        'repositories holding the pinned commits: OMB_SPACK_GIT, OMB_SPACK_PACKAGES_GIT.\n'
-        'See docs/spack.md ("Offline and air-gapped").')
-    p.add_argument('--repo', help='checkout root (default: the one omb_suite is installed from)')
-    p.add_argument('--registry', help='registry file to write (default: $OMB_ENVIRONMENTS_FILE '
-                   'or <repo>/.omb/environments.json)')
-    p.add_argument('--spack', help='spack executable (default: spack on PATH, else the pinned '
-                   'Spack in .omb/spack, fetched on first use)')
-    p.add_argument('--no-spack', action='store_true',
-                   help='do not run Spack (built environments are still registered)')
-    p.add_argument('--env', action='append', metavar='NAME',
-                   help='Spack environment (folder of spack/environments) to build; '
-                   'repeatable (default: openmpi and/or mpich, for each system MPI without OSU)')
-    p.add_argument('--site', default=spack_envs.DEFAULT_SITE,
-                   help='site folder of spack/environments/sites with the externals '
-                   '(default: local = Debian/Ubuntu packages)')
-    p.add_argument('--mirror', metavar='DIR', default=env.get('OMB_SPACK_MIRROR') or None,
-                   help='Spack source mirror for offline builds (default: $OMB_SPACK_MIRROR)')
-    p.add_argument('--osu-version', metavar='VERSION', default=env.get('OMB_OSU_VERSION') or None,
-                   help='OSU version to build, one our recipe declares (default: '
-                   '$OMB_OSU_VERSION, else the one spack/environments/common.yaml requires)')
-    p.add_argument('--install-arg', action='append', metavar='ARG',
-                   default=shlex.split(env.get('OMB_SPACK_INSTALL_ARGS', '')),
-                   help='extra argument for `spack install`, e.g. --install-arg=-j8; repeatable '
-                   '(default: the words of $OMB_SPACK_INSTALL_ARGS)')
-    p.add_argument('--no-build', action='store_true',
-                   default=env.get('OMB_NO_BUILD', '') not in ('', '0'),
-                   help='build nothing; register the environments already installed '
-                   '(default when $OMB_NO_BUILD is set to anything but 0)')
-    p.add_argument('--osu-root', action='append', default=[], metavar='FAMILY=PREFIX',
-                   help='OSU install prefix for a system MPI family (openmpi, mpich); '
-                   'repeatable. $OSU_ROOT is paired with the MPI its binaries link; for '
-                   'a family with no system MPI, the MPI it links is registered (ldd)')
-    p.add_argument('--mpi', action='append', default=[], metavar='FAMILY=PREFIX',
-                   help='an MPI installed under PREFIX (bin/ with its tools), not as a system '
-                   f'package: FAMILY one of {", ".join(prefix_mpi.FAMILY_TOOLS)}; repeatable')
-    return p
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     repo = find_repo(args.repo)
@@ -323,8 +316,16 @@ def main(argv: list[str] | None = None) -> int:
     spack_envs.write_local_site(repo, mpis)
     for warning in spack_envs.local_site_mismatches(repo, mpis):
         print(f'omb-setup: warning: {warning}')
+    try:
+        modular = module_entries(args)
+    except module_envs.ModuleError as err:
+        raise SystemExit(f'omb-setup: {err}') from None
+    for mpi in [m for m in mpis if from_modules(m, modular)]:
+        print(f'omb-setup: the {mpi["family"]} on PATH is the one of environment '
+              f'{from_modules(mpi, modular)}: registered through its modules only')
+        mpis.remove(mpi)
     entries = [system_entry(m, None if m['family'] in own else roots.get(m['family']))
-               for m in mpis]
+               for m in mpis] + modular
     entries += [system_entry(m, roots.get(m['family']), 'prefix') for m in prefixed]
     lacking = [m['family'] for m in mpis if m['family'] not in roots]
     progress = Progress()
@@ -338,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     path = registry_file(args, repo)
     write_registry(path, entries)
     print(summary(path, entries))
+    for note in module_envs.shell_notes(entries):
+        print(note)
     if not any(e['osu_root'] for e in entries):
         print(NO_OSU_MESSAGE)
     return 0

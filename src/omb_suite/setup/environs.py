@@ -4,7 +4,10 @@
 views, Debian/site MPIs with ``OSU_ROOT``) in ``.omb/environments.json``. This module
 turns those entries into ReFrame ``environments`` entries with features that checks
 select on: ``+mpi``, ``+<family>`` (``+openmpi``, ``+mpich``, ``+mvapich``...),
-``+osu`` when OSU is present, ``+cuda``/``+rocm`` for GPU builds, ``+spack``.
+``+osu`` when OSU is present, ``+cuda``/``+rocm`` for GPU builds, ``+spack``, ``+modules``
+when the environment loads environment modules (``omb-setup --module``): their names go to
+the environment's ``modules``, which ReFrame turns into ``module load`` lines of every job
+script, after a ``module use`` of the module search path they were registered from.
 
 Without a registry (setup not run yet) one environment, ``default-mpi``, describes the
 ``mpirun`` on ``PATH`` and ``$OSU_ROOT``, so the suite still works without editing.
@@ -24,7 +27,10 @@ REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 
 #: Loggable facts a check copies from the environment's ``extras``.
 FACTS = ('mpi_family', 'mpi_version', 'osu_root', 'osu_version', 'osu_spec', 'mpi_spec',
-         'spack_lock', 'spack_env', 'source')
+         'spack_lock', 'spack_env', 'source', 'modules')
+#: ReFrame's ``modules_system`` of the module command a variable reveals (Lmod, Environment
+#: Modules 4+), in the order they are tried.
+MODULE_COMMANDS = (('LMOD_CMD', 'lmod'), ('MODULES_CMD', 'envmod'))
 
 
 def repo_root() -> Path:
@@ -55,9 +61,21 @@ def load_registry(path: Path | None = None) -> list[dict[str, Any]]:
                          f're-create it with: omb-setup') from err
 
 
+def detected_modules_system(env: dict[str, str] | None = None) -> str:
+    """``lmod`` or ``envmod`` when this shell has that module command, else ``nomod``."""
+    env = os.environ if env is None else env
+    return next((name for var, name in MODULE_COMMANDS if env.get(var)), 'nomod')
+
+
+def tool_path(entry: dict[str, Any]) -> list[str]:
+    """Directories of the environment's tools: its ``PATH`` entries, then those its modules
+    added when they were registered (for tools the checks run before the job)."""
+    return [*(entry.get('path') or []), *(entry.get('tool_path') or [])]
+
+
 def has_osu(entry: dict[str, Any]) -> bool:
     """OSU registered for this environment, or ``osu_latency`` on its ``PATH`` (a module)."""
-    search = os.pathsep.join([*(entry.get('path') or []), os.environ.get('PATH', '')])
+    search = os.pathsep.join([*tool_path(entry), os.environ.get('PATH', '')])
     return bool(entry.get('osu_root')) or shutil.which('osu_latency', path=search) is not None
 
 
@@ -71,7 +89,20 @@ def features(entry: dict[str, Any]) -> list[str]:
     feats += [gpu for gpu in ('cuda', 'rocm') if entry.get(gpu)]
     if entry.get('source') == 'spack':
         feats.append('spack')
+    if entry.get('modules'):
+        feats.append('modules')
     return sorted(set(feats))
+
+
+def module_setup(entry: dict[str, Any]) -> list[str]:
+    """Job-script lines before the ``module load``s: define ``module`` where the job's shell
+    lacks it, and ``module use`` the search path the modules were registered from."""
+    cmds = []
+    if entry.get('module_init'):
+        cmds.append(f'type module >/dev/null 2>&1 || . {entry["module_init"]}')
+    if entry.get('module_use'):
+        cmds.append('module use ' + ' '.join(reversed(entry['module_use'])))
+    return cmds
 
 
 def to_reframe(entry: dict[str, Any]) -> dict[str, Any]:
@@ -83,12 +114,14 @@ def to_reframe(entry: dict[str, Any]) -> dict[str, Any]:
         env_vars.append(['OSU_ROOT', entry['osu_root']])
     env_vars += [[k, str(v)] for k, v in sorted((entry.get('env_vars') or {}).items())]
     extras = {k: entry.get(k) for k in FACTS}
-    extras['env_path'] = list(entry.get('path') or [])
+    extras['env_path'] = tool_path(entry)
     return {
         'name': entry['name'],
         'target_systems': entry.get('target_systems', ['*']),
         'features': features(entry),
         'cc': 'mpicc', 'cxx': 'mpicxx', 'ftn': 'mpif90',
+        'modules': list(entry.get('modules') or []),
+        'prepare_cmds': module_setup(entry) if entry.get('modules') else [],
         'env_vars': env_vars,
         'extras': extras,
     }

@@ -1,0 +1,162 @@
+"""Facts about the MPI (and OSU) that loaded environment modules provide, read from inside the
+shell that loaded them.
+
+``omb-setup --module`` runs ``python -m omb_suite.setup.module_facts`` in a shell that did ``module
+load ...`` (:mod:`omb_suite.setup.module_envs`), so every fact comes from the tools the modules put
+on ``PATH`` with the variables they set (``LD_LIBRARY_PATH``...), never from a module's name:
+the MPI family (the version tool the modules added: ``ompi_info``, ``mpichversion``,
+``mpiname``), its version and CUDA awareness, where ``osu_latency`` is, the OSU release in its
+banner and the MPI library it links.
+
+It prints one line, ``OMB-FACTS <json>``: the facts, or ``{"error": "..."}`` saying what the
+modules lack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from omb_suite import mpilib
+
+MARKER = 'OMB-FACTS '
+#: Family -> its version tool; the first found among the directories the modules added wins.
+FAMILY_TOOLS = {'openmpi': 'ompi_info', 'mvapich2': 'mpiname', 'mpich': 'mpichversion',
+                'mvapich': 'mpichversion'}
+#: Library an OSU program links, per family (``ldd``); MVAPICH's is MPICH's name.
+FAMILY_LIBRARY = {'openmpi': 'libmpi.so', 'mpich': 'libmpich', 'mvapich': 'libmpi',
+                  'mvapich2': 'libmpi'}
+OSU_INSTALL = Path('libexec') / 'osu-micro-benchmarks' / 'mpi' / 'pt2pt' / 'osu_latency'
+_LINKED = re.compile(r'^\s*(lib(?:mpi|mpich)\.so[.\d]*)\s+=>\s+(/\S+)', re.M)
+
+
+class FactsError(RuntimeError):
+    """What the loaded modules lack, said so that the user can pick other modules."""
+
+
+def added_dirs(before: str, after: str) -> list[str]:
+    """``PATH`` entries present after ``module load`` and not before, in ``PATH`` order."""
+    old = set(before.split(os.pathsep))
+    return [d for d in after.split(os.pathsep) if d and d not in old]
+
+
+def mpich_flavour(tool: str) -> str:
+    """``mvapich`` when ``mpichversion`` is MVAPICH's (MVAPICH 3), else ``mpich``."""
+    try:
+        return 'mvapich' if 'MVAPICH' in mpilib.run_tool(tool) else 'mpich'
+    except mpilib.MpiToolError:
+        return 'mpich'
+
+
+def linked_family(library: str | None) -> str | None:
+    """The family of an MPI library file: ``libmpich.so.12`` -> ``mpich``."""
+    name = Path(library).name if library else ''
+    return 'mpich' if name.startswith('libmpich') else 'openmpi' if name.startswith(
+        'libmpi.so') else None
+
+
+def family_tool(family: str | None, added: list[str], path: str,
+                osu_links: str | None = None) -> tuple[str, str]:
+    """(family, version tool): the given family's tool on ``path``; else the first family
+    whose tool lies in a directory the modules added; else that of the library OSU links
+    (a module of a system MPI adds nothing to ``PATH``)."""
+    found = next(((name, tool) for name, tool in
+                  ((n, shutil.which(t, path=os.pathsep.join(added)))
+                   for n, t in FAMILY_TOOLS.items()) if tool), None)
+    if family is None:
+        if found is None:
+            family = linked_family(osu_links)
+        else:
+            name, tool = found
+            return (mpich_flavour(tool) if Path(tool).name == 'mpichversion' else name), tool
+    if family is None:
+        raise FactsError('the modules put no MPI version tool on PATH (ompi_info, '
+                         'mpichversion, mpiname) and no OSU linking an MPI: they load no MPI')
+    if family not in FAMILY_TOOLS:
+        raise FactsError(f'unknown MPI family {family!r}: one of {", ".join(FAMILY_TOOLS)}')
+    if found is not None and Path(found[1]).name != FAMILY_TOOLS[family]:
+        raise FactsError(f'the modules provide {found[0]} ({found[1]}), not {family}: '
+                         f'name the family they provide')
+    tool = shutil.which(FAMILY_TOOLS[family], path=path)
+    if tool is None:
+        raise FactsError(f'no {FAMILY_TOOLS[family]} on PATH after loading the modules: '
+                         f'they provide no {family}')
+    return family, tool
+
+
+def osu_root_of(program: Path) -> Path | None:
+    """The install prefix of an OSU program in the ``libexec/osu-micro-benchmarks`` layout."""
+    parts = program.parts
+    tail = OSU_INSTALL.parts
+    return Path(*parts[:-len(tail)]) if parts[-len(tail):] == tail else None
+
+
+def banner_version(program: Path) -> str | None:
+    """OSU release compiled into osu_latency's banner ('# OSU MPI Latency Test v7.4')."""
+    try:
+        match = re.search(rb'Latency Test v(\d+(?:\.\d+)+)', program.read_bytes())
+    except OSError:
+        return None
+    return match[1].decode() if match else None
+
+
+def linked_mpi(program: Path) -> str | None:
+    """The MPI library file ``program`` links as the loaded environment resolves it."""
+    try:
+        match = _LINKED.search(mpilib.run_tool('ldd', str(program)))
+    except mpilib.MpiToolError:
+        return None
+    return match[2] if match else None
+
+
+def osu_facts(path: str) -> dict[str, Any]:
+    """Where ``osu_latency`` is on ``path``, its prefix, release and linked MPI library."""
+    found = shutil.which('osu_latency', path=path)
+    if found is None:
+        return {'osu_program': None, 'osu_root': None, 'osu_version': None, 'osu_links': None}
+    program = Path(found)
+    root = osu_root_of(program)
+    return {'osu_program': str(program), 'osu_root': str(root) if root else None,
+            'osu_version': banner_version(program), 'osu_links': linked_mpi(program)}
+
+
+def read_facts(family: str | None, before_path: str) -> dict[str, Any]:
+    """Every fact of the environment this process runs in (the modules already loaded)."""
+    path = os.environ.get('PATH', '')
+    added = added_dirs(before_path, path)
+    osu = osu_facts(path)
+    family, tool = family_tool(family, added, path, osu['osu_links'])
+    links = osu['osu_links']
+    if links is not None and FAMILY_LIBRARY[family] not in Path(links).name:
+        raise FactsError(f'{osu["osu_program"]} links {links}, not a {family} library: the OSU '
+                         f'module was built with another MPI than the one loaded')
+    version = mpilib.library_version(family, path)
+    if version is None:
+        raise FactsError(f'{tool} printed no {family} version')
+    return {'family': family, 'version': version, 'bin': str(Path(tool).parent),
+            'cuda': mpilib.gpu_support(family, 'cuda', path).aware is True,
+            'added_path': added, 'modulepath': os.environ.get('MODULEPATH', ''), **osu}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog='python -m omb_suite.setup.module_facts',
+                                description='Print the facts of the loaded modules.')
+    p.add_argument('--family', help='MPI family the modules should provide (default: detect)')
+    p.add_argument('--before', default='', help='PATH before the modules were loaded')
+    args = p.parse_args(argv)
+    try:
+        facts = read_facts(args.family, args.before)
+    except FactsError as err:
+        facts = {'error': str(err)}
+    print(MARKER + json.dumps(facts))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
