@@ -115,3 +115,13 @@ def test_wrapper_preloads_only_into_the_program():
                            'LD_PRELOAD', 'CUDA_VISIBLE_DEVICES'], capture_output=True, text=True,
                           env={**os.environ, 'LD_PRELOAD': '/b.so', 'MPI_LOCALRANKID': '0'})
     assert both.stdout == '/a.so:/b.so\n0\n'
+
+
+def test_a_full_node_is_summarised_as_briefly_as_two_ranks():
+    """Synthetic: 128 ranks one per CPU on two hosts, then one rank bound to two CPUs."""
+    lines = [f'PROBE rank={r} size=257 host=n{r // 128} cpus={r % 128} sockets={r % 128 // 64} '
+             f'numa={r % 128 // 16}' for r in range(256)]
+    lines.append('PROBE rank=256 size=257 host=n2 cpus=0-1 sockets=0 numa=0')
+    places = probe.parse_probe('\n'.join(lines), expect_ranks=257)
+    assert probe.observed(places) == ('n0:cpu0..127/s0,1/n0,1,2,3,4,5,6,7;'
+                                      'n1:cpu0..127/s0,1/n0,1,2,3,4,5,6,7;n2:cpu0,1/s0/n0')

@@ -128,7 +128,36 @@ def parse_bindings(text: str) -> list[Binding]:
 
 
 def observed(places: list[RankPlace], bindings: list[Binding] | None = None) -> str:
-    """Compact summary for the perflog: ``vm:cpu0/s0/n0;vm:cpu1/s0/n0`` (``/gpu0`` with GPUs)."""
+    """Compact summary for the perflog: ``vm:cpu0/s0/n0;vm:cpu1/s0/n0`` (``/gpu0`` with GPUs).
+    Three or more ranks in a row on one host, one CPU each and in CPU order, are one entry
+    ``host:cpu0..127/s0-1/n0-7`` (``..``: one rank per CPU), so the summary of a full node
+    stays as short as that of two ranks."""
     gpus = {b.rank: b.device for b in bindings or []}
-    return ';'.join(f'{p.host}:cpu{_fmt(p.cpus)}/s{_fmt(p.sockets)}/n{_fmt(p.numa)}'
-                    + (f'/gpu{gpus.get(p.rank, "?")}' if bindings else '') for p in places)
+    if bindings:
+        return ';'.join(f'{_place(p)}/gpu{gpus.get(p.rank, "?")}' for p in places)
+    return ';'.join(_run(run) if len(run) > 2 else ';'.join(_place(p) for p in run)
+                    for run in _runs(places))
+
+
+def _place(p: RankPlace) -> str:
+    return f'{p.host}:cpu{_fmt(p.cpus)}/s{_fmt(p.sockets)}/n{_fmt(p.numa)}'
+
+
+def _runs(places: list[RankPlace]) -> list[list[RankPlace]]:
+    """Consecutive ranks on one host, each on one CPU, the CPUs ascending by one."""
+    runs: list[list[RankPlace]] = []
+    for p in places:
+        last = runs[-1][-1] if runs else None
+        if (last is not None and last.host == p.host and len(last.cpus) == len(p.cpus) == 1
+                and min(p.cpus) == min(last.cpus) + 1):
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return runs
+
+
+def _run(run: list[RankPlace]) -> str:
+    sockets = frozenset(s for p in run for s in p.sockets)
+    numa = frozenset(n for p in run for n in p.numa)
+    return (f'{run[0].host}:cpu{min(run[0].cpus)}..{min(run[-1].cpus)}/s{_fmt(sockets)}'
+            f'/n{_fmt(numa)}')
