@@ -4,8 +4,10 @@ runs at a rank count, the -M the suite passes, its loops and the rank counts it 
 from __future__ import annotations
 
 import pytest
+from testdata import DATA
 
 from omb_suite import catalogue, osu_limits
+from omb_suite.parsing import parse_osu_output
 
 MiB = 2**20
 
@@ -75,11 +77,18 @@ def test_the_M_of_a_command_line():
         osu_limits.mem_limit_in(['-M', 'lots'])
 
 
-def test_what_rank_0_announces():
-    text = ('Warning! Limiting max message size to: 524288. Increase -M, --mem-limit for '
-            'higher message sizes.# OSU MPI All-to-All Personalized Exchange Latency Test')
-    assert osu_limits.announced_cap(text) == 524288
-    assert osu_limits.announced_cap('# OSU MPI') is None
+def test_the_caps_rank_0_announced_in_real_osu_7_3_runs():
+    """Real runs (tests/data/osu/cap73_*): the per-rank branch prints the new largest size;
+    the total branch prints the size asked for, glued to the table, and stops at -M."""
+    alltoall = (DATA / 'osu' / 'cap73_ompi_osu_alltoall_f_M1048576_np2.txt').read_text()
+    assert osu_limits.announced_cap('osu_alltoall', alltoall, MiB) == 512 * 1024
+    assert parse_osu_output(alltoall).sizes()[-1] == 512 * 1024
+    allreduce = (DATA / 'osu' / 'cap73_ompi_osu_allreduce_f_m2097152_M1048576_np2.txt')
+    text = allreduce.read_text()
+    assert '2097152Increase' in text
+    assert osu_limits.announced_cap('osu_allreduce', text, MiB) == MiB
+    assert osu_limits.largest_size('osu_allreduce', 2, 2 * MiB, MiB) == MiB
+    assert osu_limits.announced_cap('osu_alltoall', '# OSU MPI', None) is None
 
 
 def test_osu_switches_to_its_large_counts_above_8_KiB_and_x_i_set_both():

@@ -184,10 +184,17 @@ def _reason(benchmark: str, ranks: int, top: int, mem_limit: int | None,
     return f'{why}; a larger -M would not fit {node_memory / 2**30:.0f} GiB per node'
 
 
-def announced_cap(text: str) -> int | None:
-    """The largest size OSU announced it lowered its sweep to (rank 0's stderr), or None."""
+def announced_cap(benchmark: str, text: str, mem_limit: int | None) -> int | None:
+    """The largest size OSU said it lowered its sweep to (rank 0's stderr), or None when it
+    said nothing. The ``per_rank`` branch prints the new largest size; the ``total`` branch
+    prints the size asked for (OSU 7.3: the warning comes before the assignment) and then
+    stops at ``-M``, so that is the cap."""
     found = _ANNOUNCED.findall(text)
-    return int(found[-1]) if found else None
+    if not found:
+        return None
+    if cap_kind(benchmark) == 'total':
+        return effective_mem_limit(mem_limit)
+    return int(found[-1])
 
 
 def loop_kind(benchmark: str) -> str | None:
