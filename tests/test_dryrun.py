@@ -13,6 +13,9 @@ from rfm_helpers import (
     two_family_registry,
     write_registry,
 )
+from rfm_helpers import (
+    launches as launcher_lines,
+)
 
 from omb_suite import catalogue
 
@@ -75,7 +78,7 @@ def test_dry_run_one_launch_through_the_wrapper(tmp_path, registry):
     assert out.returncode == 0, out.stdout + out.stderr
     scripts = job_scripts(tmp_path)
     ompi = next(s for k, s in scripts.items() if k.startswith('local/default/test-openmpi/'))
-    launches = [x for x in ompi.splitlines() if x.startswith('mpirun')]
+    launches = launcher_lines(ompi, 'mpirun')
     assert launches == [launch_line(ompi, 'osu_latency')]
     assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh /')
     assert launches[0].endswith('/osu_latency -m 4194304 -x 10 -i 100')

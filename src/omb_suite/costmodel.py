@@ -48,6 +48,7 @@ class PerfModel:
     bandwidth_mbs: dict[str, float]
     startup_s: float
     startup_per_node_s: float
+    startup_per_rank_s: float
     per_size_s: float
     corrections: Corrections = field(default_factory=dict)
     source: str = 'default'
@@ -72,7 +73,7 @@ def model_for(extras: dict | None) -> PerfModel:
     return PerfModel({k: float(v) for k, v in merged['latency_us'].items()},
                      {k: float(v) for k, v in merged['bandwidth_mbs'].items()},
                      float(merged['startup_s']), float(merged['startup_per_node_s']),
-                     float(merged['per_size_s']),
+                     float(merged['startup_per_rank_s']), float(merged['per_size_s']),
                      source='declared' if declared else 'default')
 
 
@@ -189,7 +190,8 @@ def predict(benchmark: str, sizes: list[int], shape: Shape, model: PerfModel, *,
             warmup: int | None = None, iterations: int | None = None,
             launches: int = 1) -> Prediction:
     """Wall time of ``launches`` launches of ``benchmark`` over ``sizes`` on ``shape``."""
-    startup = model.startup_s + model.startup_per_node_s * shape.nodes
+    startup = (model.startup_s + model.startup_per_node_s * shape.nodes
+               + model.startup_per_rank_s * shape.ranks)
     passes = _data()['passes'].get(catalogue.get(benchmark).kind, 1)
     loop_sizes = sizes or ([0] if osu_limits.loop_kind(benchmark) else [])
     elapsed, ends = startup, []
@@ -202,8 +204,20 @@ def predict(benchmark: str, sizes: list[int], shape: Shape, model: PerfModel, *,
                       loop_s * launches, ends, launches)
 
 
+def combine(parts: list[Prediction]) -> Prediction:
+    """Several programs' loops in one launch: one start-up, the loops one after another."""
+    startup = max((p.startup_s / p.launches for p in parts), default=0.0)
+    loop = sum(p.loop_s for p in parts)
+    return Prediction(startup + loop, startup, loop, [])
+
+
 def with_corrections(model: PerfModel, corrections: Corrections, source: str) -> PerfModel:
     return replace(model, corrections=corrections, source=source)
+
+
+def launcher_s() -> float:
+    """What a launch takes around MPI_Init (added to osu_init's figures when fitting)."""
+    return float(_data()['launcher_s'])
 
 
 def time_limit(prediction: Prediction) -> int:

@@ -236,6 +236,6 @@ def refused(benchmark: str, ranks: int) -> str | None:
     rules = _data()['ranks']
     if info.kind in rules['exactly_two'] and ranks != 2:
         return f'{benchmark} requires exactly two processes (OSU), not {ranks}'
-    if ranks < info.min_ranks:
+    if info.kind in rules['at_least_two'] and ranks < info.min_ranks:
         return f'{benchmark} requires at least {info.min_ranks} processes (OSU), not {ranks}'
     return None

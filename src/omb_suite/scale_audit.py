@@ -109,8 +109,9 @@ def audit_script(path: str, script: str, *, node_memory: int | None) -> Audit | 
     if not runs:
         return None
     ranks = int(shape['ntasks']) if 'ntasks' in shape else int(plans[0][1]) if plans else 0
-    nodes = int(shape.get('nodes', 1))
-    per_node = int(shape.get('ntasks-per-node', 0)) or -(-ranks // nodes)
+    per_node = int(shape.get('ntasks-per-node', 0))
+    nodes = int(shape['nodes']) if 'nodes' in shape else -(-ranks // per_node) if per_node else 1
+    per_node = per_node or -(-ranks // nodes)
     bad: list[str] = []
     if not plans:
         return Audit(path, runs[0].benchmark, ranks, nodes, 0.0, ['no omb-plan line'])
@@ -125,10 +126,11 @@ def audit_script(path: str, script: str, *, node_memory: int | None) -> Audit | 
 def _audit_launch(run: Launch, bench: str, ranks: int, per_node: int, largest: str,
                   limit: int, node_memory: int | None) -> list[str]:
     bad = []
-    refused = osu_limits.refused(run.benchmark, ranks)
+    osu = run.benchmark in catalogue.catalogue()
+    refused = osu_limits.refused(run.benchmark, ranks) if osu else None
     if refused:
         bad.append(refused)
-    span = _size_range(run.benchmark, run.options)
+    span = _size_range(run.benchmark, run.options) if osu else None
     if span is not None and run.benchmark == bench:
         lo, hi = span
         user = osu_limits.mem_limit_in(run.options)

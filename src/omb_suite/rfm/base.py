@@ -28,6 +28,7 @@ from omb_suite import binaries, catalogue, parsing, placement, probe
 from omb_suite.environs import repo_root
 from omb_suite.failures import failure_cause
 from omb_suite.rfm import mv2
+from omb_suite.rfm.cost import ScaleAware
 from omb_suite.topology import Topology, of_partition
 
 
@@ -48,9 +49,11 @@ def launch_options(test: rfm.RegressionTest, table, name: str) -> list[str]:
             *table(name, launcher, family, part.extras.get('placement_options'))]
 
 
-class OsuRunBase(rfm.RunOnlyRegressionTest):
+class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
-    placement, references). Runs in environments with an MPI and OSU (``+mpi +osu``)."""
+    placement, references; the sweep OSU will run at the job's rank count, the predicted
+    wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`). Runs in
+    environments with an MPI and OSU (``+mpi +osu``)."""
 
     valid_systems = ['*']
     valid_prog_environs = ['+mpi +osu']
@@ -175,7 +178,7 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
             opts += ['-x', str(self.warmup)]
         if self.iterations is not None:
             opts += ['-i', str(self.iterations)]
-        return opts + list(self.extra_opts)
+        return opts + self.mem_limit_options() + list(self.extra_opts)
 
     def launcher_options(self) -> list[str]:
         """Launcher options that place the ranks; children define the placement."""
@@ -219,10 +222,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         """Children verify the placement they asked for (raise ``WrongPlacement``)."""
 
     def expected_sizes(self) -> list[int] | None:
-        lo, hi = self.sweep()
-        if hi is None:
-            return None
-        return parsing.expected_sizes(1 if lo is None else lo, hi)
+        """The sizes OSU will run at this rank count (:meth:`sweep_plan`)."""
+        plan = self.sweep_plan()
+        return None if plan is None else plan.sizes
 
     def parse_kwargs(self) -> dict:
         """Extra arguments for :func:`omb_suite.parsing.parse_osu_output`."""
@@ -241,12 +243,19 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
 
     @sanity_function
     def validate(self):
-        """Placement as asked for, and a complete OSU table (never a silent pass)."""
+        """Not stopped at its limit, placement as asked for, and a complete OSU table up to
+        where OSU stops at this rank count (never a silent pass)."""
         stderr = self.read_output(self.stderr.evaluate())
-        self.verify_placement(stderr)
         text = self.read_output(self.stdout.evaluate())
+        stopped = self.stopped_at_limit(text, stderr)
+        if stopped:
+            raise SanityError(stopped)
+        self.verify_placement(stderr)
+        expected, skipped = self.expected_sizes(), self.not_measured(stderr)
+        if expected is not None:
+            expected = [s for s in expected if s not in skipped]
         try:
-            self.osu_table = parsing.parse_osu_output(text, expect_sizes=self.expected_sizes(),
+            self.osu_table = parsing.parse_osu_output(text, expect_sizes=expected,
                                                       **self.parse_kwargs())
         except parsing.OsuParseError as err:
             cause = failure_cause(stderr, text)

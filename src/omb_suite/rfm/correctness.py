@@ -17,8 +17,9 @@ import os
 from reframe.core.builtins import fixture, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, correctness
+from omb_suite import catalogue, correctness, costmodel, osu_limits
 from omb_suite.rfm.collective import CollectiveJob
+from omb_suite.rfm.cost import partition_model
 from omb_suite.rfm.probe import ProbeSourceBuild
 
 
@@ -46,9 +47,22 @@ class CollectiveCorrectnessBase(CollectiveJob):
     def program(self) -> str:
         return os.path.join(self.check_build.stagedir, self.check_build.executable)
 
+    def largest(self) -> int:
+        return self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
+
     def osu_options(self) -> list[str]:
-        largest = self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
-        return [str(largest), *self.checked]
+        return [str(self.largest()), *self.checked]
+
+    def sweep_plan(self):
+        """Not an OSU sweep: nothing to plan (its memory: see docs/systems.md)."""
+        return None
+
+    def prediction(self) -> costmodel.Prediction:
+        """One call of each checked collective per size, in one launch."""
+        sizes = osu_limits.sizes_between(4, self.largest())
+        parts = [costmodel.predict(name, sizes, self.job_shape(), partition_model(self),
+                                   warmup=0, iterations=1) for name in self.checked]
+        return costmodel.combine(parts)
 
     @sanity_function
     def validate(self):

@@ -25,7 +25,7 @@ from pathlib import Path
 import reframe as rfm
 from reframe.core.builtins import run_before, variable
 
-from omb_suite import costfit, costmodel, osu_limits
+from omb_suite import costfit, costmodel, osu_limits, scale_audit
 from omb_suite.environs import repo_root
 
 #: What the job prints after the launch: its exit status and seconds taken.
@@ -67,7 +67,7 @@ def node_memory(test: rfm.RegressionTest) -> int | None:
     return int(float(gib) * 2**30) if gib else None
 
 
-class ScaleAware(rfm.RegressionMixin):
+class ScaleAware(rfm.RegressionTestPlugin):
     """The sweep OSU will really run, the predicted wall time and the limit from it."""
 
     #: Sizes asked for that OSU does not run at this rank count, and why ('' = none).
@@ -100,15 +100,18 @@ class ScaleAware(rfm.RegressionMixin):
         """Launches of the OSU program in the job (children with extra runs say so)."""
         return 1
 
-    def prediction(self) -> costmodel.Prediction:
+    def job_shape(self) -> costmodel.Shape:
+        """The job as the cost model sees it: ranks, nodes and the link they cross."""
         topo = self.topology
         per_node = self.num_tasks_per_node or max(1, self.num_tasks // max(1, self.num_nodes))
         link = costmodel.link_of(self.num_nodes, per_node, topo.cores_per_socket,
                                  topo.sockets, getattr(self, 'placement', None))
-        shape = costmodel.Shape(self.num_tasks, self.num_nodes, per_node,
-                                topo.cores_per_node, link)
+        return costmodel.Shape(self.num_tasks, self.num_nodes, per_node, topo.cores_per_node,
+                               link)
+
+    def prediction(self) -> costmodel.Prediction:
         plan = self.sweep_plan()
-        return costmodel.predict(self.benchmark, plan.sizes if plan else [], shape,
+        return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
                                  partition_model(self), warmup=self.warmup,
                                  iterations=self.iterations, launches=self.launches())
 
@@ -122,7 +125,10 @@ class ScaleAware(rfm.RegressionMixin):
         self.time_limit = f'{self.limit_s * self.launches() + grace}s'
         self.job.launcher.modifier = 'timeout'
         self.job.launcher.modifier_options = ['--kill-after=10', f'{self.limit_s}s']
-        self.prerun_cmds = [*self.prerun_cmds, 'omb_t0=$(date +%s)']
+        plan = self.sweep_plan()
+        self.prerun_cmds = [*self.prerun_cmds, scale_audit.plan_line(
+            self.benchmark, self.num_tasks, plan.sizes[-1] if plan and plan.sizes else None,
+            pred.seconds, self.limit_s), 'omb_t0=$(date +%s)']
         self.postrun_cmds = [f'echo "{LAUNCH_MARK} rc=$? elapsed=$(($(date +%s) - omb_t0))" >&2',
                              *self.postrun_cmds]
         nodes = max(1, self.num_nodes)
@@ -157,6 +163,13 @@ class ScaleAware(rfm.RegressionMixin):
         return skipped
 
 
+def duration(seconds: float) -> str:
+    """``42 s``, ``12.5 min``, ``3.2 h``."""
+    if seconds < 120:
+        return f'{seconds:.0f} s'
+    return f'{seconds / 60:.1f} min' if seconds < 7200 else f'{seconds / 3600:.1f} h'
+
+
 def _summary() -> None:
     """Per partition: predicted wall time of the selection and node-minutes (at exit)."""
     if not PREDICTED:
@@ -166,8 +179,8 @@ def _summary() -> None:
         wall = sum(s for _, s, _ in tests)
         node_min = sum(s * n for _, s, n in tests) / 60
         name, top, nodes = max(tests, key=lambda t: t[1])
-        out.append(f'  {part}: {len(tests)} test(s), {wall / 60:.1f} min wall one after another,'
-                   f' {node_min:.1f} node-minutes; largest: {name} {top / 60:.1f} min on '
+        out.append(f'  {part}: {len(tests)} test(s), {duration(wall)} wall one after another, '
+                   f'{node_min:.1f} node-minutes; largest: {name} {duration(top)} on '
                    f'{nodes} node(s)')
     print('\n'.join(out), file=sys.stdout, flush=True)
 
