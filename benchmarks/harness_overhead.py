@@ -36,7 +36,7 @@ SETTINGS = str(REPO / 'reframe' / 'config' / 'settings.py')
 CHECKS = str(REPO / 'reframe' / 'checks')
 sys.path.insert(0, str(REPO / 'src'))
 
-from omb_suite import environs  # noqa: E402
+from omb_suite.setup import environs  # noqa: E402
 
 THREE = ['-n', 'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket%buffers=HH',
          '-n', 'OsuCollective%case=osu_(allreduce|alltoall)/default%scale=2']

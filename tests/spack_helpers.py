@@ -12,8 +12,8 @@ from pathlib import Path
 
 from testdata import REPO
 
-from omb_suite import spack_bootstrap, spack_envs
-from omb_suite.spack_bootstrap import Spack
+from omb_suite.setup import spack_bootstrap, spack_envs
+from omb_suite.setup.spack_bootstrap import Spack
 
 SKIP_REASON = ('no Spack: put Spack 1.1 on PATH, or run omb-setup once (it bootstraps the '
                'pinned one into .omb/spack)')

@@ -14,14 +14,14 @@ import subprocess
 
 import pytest
 
-from omb_suite import placement, probe
+from omb_suite import placements, probe
 
 ROOT_OK = {'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'}
 WRAPPER = os.path.join(probe.source_dir(), probe.WRAPPER)
 LAUNCHERS = {'ompi': ('mpirun.openmpi', 'openmpi'), 'hydra': ('mpiexec.hydra', 'mpich')}
 CASES = [(dialect, kind, name) for dialect in LAUNCHERS
-         for kind, names in (('placement', placement.placement_names()),
-                             ('mapping', placement.mapping_names()))
+         for kind, names in (('placement', placements.placement_names()),
+                             ('mapping', placements.mapping_names()))
          for name in names]
 
 
@@ -30,7 +30,7 @@ def test_real_launcher_accepts_every_option_set(dialect, kind, name):
     launcher, family = LAUNCHERS[dialect]
     if not shutil.which(launcher):
         pytest.skip(f'{launcher} not installed')
-    table = placement.placement_options if kind == 'placement' else placement.mapping_options
+    table = placements.placement_options if kind == 'placement' else placements.mapping_options
     options = table(name, 'mpirun', family)
     ranks = 2
     out = subprocess.run([launcher, '-np', str(ranks), *options, WRAPPER, 'true'],

@@ -1,9 +1,9 @@
 """The MPI_T reader's output, the MVAPICH2 evidence judged from it, and ``mpiname -a``.
 
 Files under tests/data/mvapich2/ are real outputs (first line: the command) of OSU 7.4 on
-MVAPICH2 2.3.7 (ch3:mrail, one node) with our reader (src/omb_suite/probe/mpit_reader.c) loaded,
-every variable set by ``algorithms.choose``; and of the reader on Debian MPICH 4.0.2 and Open MPI
-4.1.4, which expose no collective counters. See tests/data/mvapich2/README.md.
+MVAPICH2 2.3.7 (ch3:mrail, one node) with our reader (src/omb_suite/job_sources/mpit_reader.c)
+loaded, every variable set by ``algorithms.choose``; and of the reader on Debian MPICH 4.0.2 and
+Open MPI 4.1.4, which expose no collective counters. See tests/data/mvapich2/README.md.
 """
 
 from __future__ import annotations

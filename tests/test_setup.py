@@ -14,9 +14,9 @@ import yaml
 from setup_helpers import copy_checkout, debian_machine, script
 from testdata import DATA
 
-from omb_suite import environs, prefix_mpi, setup, spack_envs
+from omb_suite.setup import cli, environs, prefix_mpi, spack_envs
 
-#: Keys of a registry entry (the contract with omb_suite.environs).
+#: Keys of a registry entry (the contract with omb_suite.setup.environs).
 ENTRY_KEYS = {'name', 'mpi_family', 'mpi_version', 'osu_root', 'osu_version', 'cuda', 'rocm',
               'path', 'env_vars', 'source', 'spack_env', 'spack_lock', 'osu_spec', 'mpi_spec'}
 
@@ -33,7 +33,7 @@ def debian(tmp_path: Path, monkeypatch) -> Path:
 
 def fake_osu(prefix: Path, version: str) -> Path:
     """An OSU install whose osu_latency carries the banner string a real build compiles in."""
-    exe = prefix / setup.OSU_MPI_DIR / 'pt2pt' / 'osu_latency'
+    exe = prefix / cli.OSU_MPI_DIR / 'pt2pt' / 'osu_latency'
     exe.parent.mkdir(parents=True)
     exe.write_bytes(b'\x7fELF...# OSU MPI%s Latency Test v' + version.encode() + b'\x00')
     return prefix
@@ -41,7 +41,7 @@ def fake_osu(prefix: Path, version: str) -> Path:
 
 def test_help_names_every_option(capsys):
     with pytest.raises(SystemExit) as exit_:
-        setup.main(['--help'])
+        cli.main(['--help'])
     out = capsys.readouterr().out
     assert exit_.value.code == 0
     for option in ('--env', '--site', '--mirror', '--no-build', '--osu-root', '--mpi', '--spack',
@@ -50,7 +50,7 @@ def test_help_names_every_option(capsys):
 
 
 def test_mpich_shim_gives_plain_names_to_debian_alternatives(tmp_path, debian):
-    prefix = setup.make_shim(tmp_path, 'mpich', debian)
+    prefix = cli.make_shim(tmp_path, 'mpich', debian)
     assert prefix == tmp_path / '.omb' / 'prefix' / 'mpich'
     links = {p.name: p.resolve() for p in (prefix / 'bin').iterdir()}
     assert links['mpicc'] == debian / 'mpicc.mpich'
@@ -59,12 +59,12 @@ def test_mpich_shim_gives_plain_names_to_debian_alternatives(tmp_path, debian):
     assert links['hydra_pmi_proxy'] == debian / 'hydra_pmi_proxy'
     assert 'mpif90' not in links  # no mpif90.mpich here: nothing dangling
     (debian / 'mpicc.mpich').unlink()
-    assert setup.make_shim(tmp_path / 'other', 'mpich', debian) is None
+    assert cli.make_shim(tmp_path / 'other', 'mpich', debian) is None
 
 
 def test_registry_without_osu_or_spack(checkout, debian, capsys):
     registry = checkout / 'out' / 'environments.json'
-    assert setup.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry)]) == 0
+    assert cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry)]) == 0
     out = capsys.readouterr().out
     data = json.loads(registry.read_text())
     assert data['version'] == 1
@@ -83,7 +83,7 @@ def test_registry_without_osu_or_spack(checkout, debian, capsys):
 
 
 def test_local_site_gets_mpich_external_at_its_shim(checkout, debian):
-    setup.main(['--repo', str(checkout), '--no-spack',
+    cli.main(['--repo', str(checkout), '--no-spack',
                 '--registry', str(checkout / 'environments.json')])
     site = yaml.safe_load((checkout / '.omb/spack-site/local/packages.yaml').read_text())
     external = site['packages']['mpich']['externals'][0]
@@ -98,7 +98,7 @@ def test_local_site_gets_mpich_external_at_its_shim(checkout, debian):
 def test_osu_root_per_family_sets_osu_feature(checkout, debian, tmp_path, capsys):
     osu = fake_osu(tmp_path / 'osu-mpich', '7.4')
     registry = checkout / 'environments.json'
-    setup.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+    cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
                 '--osu-root', f'mpich={osu}'])
     entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
     assert entries['system-mpich']['osu_root'] == str(osu)
@@ -115,12 +115,12 @@ def test_osu_root_per_family_sets_osu_feature(checkout, debian, tmp_path, capsys
 ])
 def test_bad_osu_root_is_refused_with_the_fix(checkout, debian, value, expected):
     with pytest.raises(SystemExit) as exit_:
-        setup.main(['--repo', str(checkout), '--no-spack', '--osu-root', value])
+        cli.main(['--repo', str(checkout), '--no-spack', '--osu-root', value])
     assert expected in str(exit_.value)
 
 
 def test_unknown_spack_environment_names_the_choices(checkout, debian, capsys):
-    assert setup.main(['--repo', str(checkout), '--no-spack', '--env', 'openmpi-rocm',
+    assert cli.main(['--repo', str(checkout), '--no-spack', '--env', 'openmpi-rocm',
                        '--registry', str(checkout / 'r.json')]) == 1
     err = capsys.readouterr().err
     assert 'openmpi-rocm' in err and 'mpich-cuda' in err
@@ -128,7 +128,7 @@ def test_unknown_spack_environment_names_the_choices(checkout, debian, capsys):
 
 def test_not_a_checkout_is_refused(tmp_path):
     with pytest.raises(SystemExit) as exit_:
-        setup.main(['--repo', str(tmp_path)])
+        cli.main(['--repo', str(tmp_path)])
     assert 'not an omb-regression-suite checkout' in str(exit_.value)
 
 
@@ -154,7 +154,7 @@ def test_mpi_under_a_prefix_is_registered_with_its_osu(checkout, debian, tmp_pat
     mv2 = mvapich2_prefix(tmp_path / 'opt' / 'mvapich2')
     osu = fake_osu(tmp_path / 'osu-mv2', '7.4')
     registry = checkout / 'environments.json'
-    assert setup.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+    assert cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
                        '--mpi', f'mvapich2={mv2}', '--osu-root', f'mvapich2={osu}']) == 0
     entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
     entry = entries['mvapich2']
@@ -175,7 +175,7 @@ def test_mpi_of_an_osu_build_found_by_ldd(checkout, debian, tmp_path):
     script(debian / 'ldd', f'cat {tmp_path}/ldd.txt')
     osu = fake_osu(tmp_path / 'osu-mv2', '7.4')
     registry = checkout / 'environments.json'
-    setup.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+    cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
                 '--osu-root', f'mvapich2={osu}'])
     entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
     assert entries['mvapich2']['path'] == [str(mv2 / 'bin')]
@@ -193,6 +193,6 @@ def test_mpi_prefix_errors_say_what_to_give(checkout, debian, tmp_path, args, ex
     script(debian / 'ldd', 'echo "not a dynamic executable"; exit 1')
     argv = [a.format(osu=osu, tmp=tmp_path) for a in args]
     with pytest.raises(SystemExit) as exit_:
-        setup.main(['--repo', str(checkout), '--no-spack',
+        cli.main(['--repo', str(checkout), '--no-spack',
                     '--registry', str(tmp_path / 'r.json'), *argv])
     assert expected in str(exit_.value)

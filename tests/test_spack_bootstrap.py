@@ -26,7 +26,7 @@ from setup_helpers import (
 )
 from testdata import DATA
 
-from omb_suite import setup, spack_bootstrap, spack_build
+from omb_suite.setup import cli, spack_bootstrap, spack_build
 
 OUTPUTS = DATA / 'spack' / 'outputs'
 BUILT = ('openmpi', 'mpich')
@@ -52,7 +52,7 @@ class Machine:
             monkeypatch.setenv(name, str(value))
 
     def setup(self, *args: str) -> int:
-        return setup.main(['--repo', str(self.repo), '--registry',
+        return cli.main(['--repo', str(self.repo), '--registry',
                            str(self.repo / '.omb/environments.json'), *args])
 
     def registry(self) -> dict[str, dict]:
@@ -195,7 +195,7 @@ def test_no_build_runs_no_spack_and_says_how_to_get_osu(machine, monkeypatch, ca
 
 def test_every_mpi_with_an_osu_needs_no_spack(machine, capsys):
     osu = machine.tmp / 'osu'
-    (osu / setup.OSU_MPI_DIR).mkdir(parents=True)
+    (osu / cli.OSU_MPI_DIR).mkdir(parents=True)
     assert machine.setup('--osu-root', f'openmpi={osu}', '--osu-root', f'mpich={osu}') == 0
     assert not spack_bootstrap.root(machine.repo).exists()
     assert spack_calls(machine.log) == []

@@ -19,7 +19,7 @@ import pytest
 from spack_helpers import SKIP_REASON, VENV_BIN, real_spack, run_spack
 from testdata import DATA, REPO
 
-from omb_suite import setup, spack_envs
+from omb_suite.setup import cli, spack_envs
 
 SPACK = real_spack()
 pytestmark = [pytest.mark.spack, pytest.mark.skipif(SPACK is None, reason=SKIP_REASON)]
@@ -46,7 +46,7 @@ def checkout(tmp_path_factory) -> Path:
     repo = tmp_path_factory.mktemp('spack-checkout')
     shutil.copytree(REPO / 'spack', repo / 'spack',
                     ignore=shutil.ignore_patterns('.spack-env', 'spack.lock'))
-    mpis = [m for m in (setup.detect_mpi(repo, f) for f in setup.PROBES) if m is not None]
+    mpis = [m for m in (cli.detect_mpi(repo, f) for f in cli.PROBES) if m is not None]
     spack_envs.write_local_site(repo, mpis)
     return repo
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from omb_suite import environs, spack_envs
+from omb_suite.setup import environs, spack_envs
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / 'data'

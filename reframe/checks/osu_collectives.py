@@ -14,8 +14,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import algorithms, catalogue
-from omb_suite.rfm import CollectiveCorrectnessBase, OsuCollectiveBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import CollectiveCorrectnessBase, OsuCollectiveBase, site_offers
 from omb_suite.rfm.collective import CollectiveVerdict
 
 
@@ -24,7 +23,7 @@ class OsuCollectiveCorrectness(CollectiveCorrectnessBase):
     """Every element of every size of the verdict collectives: right or wrong."""
 
     #: Ranks: each partition's smallest (2) and largest (all its cores) scale.
-    scale = parameter(offered.end_scales())
+    scale = parameter(site_offers.verdict_scales())
 
     #: Ranks fill cores in order.
     mapping = parameter(['core'])
@@ -39,7 +38,7 @@ class OsuCollective(CollectiveVerdict, OsuCollectiveBase):
                      fmt='/'.join)
 
     #: Ranks: each partition's smallest (2) and largest (all its cores) scale.
-    scale = parameter(offered.end_scales())
+    scale = parameter(site_offers.verdict_scales())
 
     #: Ranks fill cores in order.
     mapping = parameter(['core'])
@@ -57,7 +56,7 @@ class OsuNonBlockingCollective(CollectiveVerdict, OsuCollectiveBase):
                      fmt='/'.join)
 
     #: Ranks: each partition's smallest (2) and largest (all its cores) scale.
-    scale = parameter(offered.end_scales())
+    scale = parameter(site_offers.verdict_scales())
 
     #: Ranks fill cores in order.
     mapping = parameter(['core'])

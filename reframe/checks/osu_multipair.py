@@ -8,8 +8,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import catalogue
-from omb_suite.rfm import OsuMbwMrBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import OsuMbwMrBase, site_offers
 
 
 @rfm.simple_test
@@ -17,7 +16,7 @@ class OsuMbwMr(OsuMbwMrBase):
     """``osu_mbw_mr``: aggregate bandwidth and message rate of N pairs."""
 
     #: Where the two halves of the pairs sit: ``inter_node``, ``inter_socket``, ``intra_socket``.
-    placement = parameter(offered.placements())
+    placement = parameter(site_offers.placements())
 
     #: Messages in flight per pair before the receiver replies (``-W``).
     window_size = parameter([catalogue.verdict_window_size()])

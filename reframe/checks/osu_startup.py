@@ -8,8 +8,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import catalogue
-from omb_suite.rfm import OsuStartupBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import OsuStartupBase, site_offers
 from omb_suite.rfm.startup import StartupVerdict
 
 
@@ -20,6 +19,6 @@ class OsuStartup(StartupVerdict, OsuStartupBase):
     benchmark = parameter(catalogue.verdict('startup'))
 
     #: One node and each partition's node count.
-    nodes = parameter(offered.end_nodes())
+    nodes = parameter(site_offers.end_nodes())
 
     tags = {'startup', 'verdict'}

@@ -7,7 +7,7 @@ installed yet (it needs only MPI). Every OSU check proves its own placement in i
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import placement
+from omb_suite import placements
 from omb_suite.rfm import PlacementProbeBase
 
 
@@ -15,5 +15,5 @@ from omb_suite.rfm import PlacementProbeBase
 class PlacementProbe(PlacementProbeBase):
     """Run the MPI probe alone with one placement and verify it."""
 
-    placement = parameter(placement.placement_names())
+    placement = parameter(placements.placement_names())
     valid_prog_environs = ['+mpi -osu']

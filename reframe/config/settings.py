@@ -17,7 +17,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from omb_suite import environs
+from omb_suite.setup import environs
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKS = REPO / 'reframe' / 'checks'

@@ -1,4 +1,4 @@
-"""Read our correctness program (``probe/collective_check.c``): did the MPI library's
+"""Read our correctness program (``job_sources/collective_check.c``): did the MPI library's
 collectives compute the right data, every element of every message size?
 
 One launch of the program checks several collectives; rank 0 prints a ``COLLCHECK`` line per

@@ -2,7 +2,7 @@
 
 Open MPI: which coll component served the collective and the MCA value it read (its own
 verbose output). MPICH / MVAPICH 4: no error from ``MPIR_CVAR_COLLECTIVE_FALLBACK=error``.
-MVAPICH2: the per-algorithm MPI_T counters that our reader (``probe/mpit_reader.c``) prints
+MVAPICH2: the per-algorithm MPI_T counters that our reader (``job_sources/mpit_reader.c``) prints
 at ``MPI_Finalize`` (:mod:`omb_suite.mpit`). The tables, names and errors are those of
 :mod:`omb_suite.algorithms`.
 """

@@ -1,6 +1,6 @@
 """Read the MPI_T reader's output and judge which collective algorithm ran.
 
-The reader (``probe/mpit_reader.c``, loaded into the benchmark with ``LD_PRELOAD``) prints, at
+The reader (``job_sources/mpit_reader.c``, loaded into the benchmark with ``LD_PRELOAD``) prints, at
 ``MPI_Finalize``, every non-zero counter-class MPI_T performance variable whose name matches
 ``$OMB_MPIT_MATCH`` (default ``coll``), then one ``done`` line per rank::
 

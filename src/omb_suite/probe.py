@@ -2,13 +2,13 @@
 
 Two producers print the same ``PROBE`` lines:
 
-- ``probe/omb_rank.sh``, the per-rank wrapper every OSU run goes through: it prints the
+- ``job_sources/omb_rank.sh``, the per-rank wrapper every OSU run goes through: it prints the
   rank's line (and its ``GPUBIND`` line with ``--gpu``) and execs the benchmark, so the
   placement observed is the one the benchmark runs with, in the same launch;
-- ``probe/placement_probe.c``, a tiny MPI program (rank 0 gathers and prints every line, then
+- ``job_sources/placement_probe.c``, a tiny MPI program (rank 0 gathers and prints every line, then
   ``PROBE done``), run by the ``PlacementProbe`` check where no OSU is installed yet.
 
-This module reads those lines; :mod:`omb_suite.placement` judges them against a placement.
+This module reads those lines; :mod:`omb_suite.placements` judges them against a placement.
 """
 
 from __future__ import annotations
@@ -59,11 +59,11 @@ class Binding:
 
 def source_dir() -> str:
     """Directory holding the wrapper and ``placement_probe.c``."""
-    return str(Path(str(resources.files('omb_suite').joinpath('probe'))))
+    return str(Path(str(resources.files('omb_suite').joinpath('job_sources'))))
 
 
 def wrapper_text() -> str:
-    return resources.files('omb_suite').joinpath('probe', WRAPPER).read_text()
+    return resources.files('omb_suite').joinpath('job_sources', WRAPPER).read_text()
 
 
 def _ids(text: str) -> frozenset[int]:

@@ -13,8 +13,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import algorithms, catalogue
-from omb_suite.rfm import OsuCollectiveBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import OsuCollectiveBase, site_offers
 from omb_suite.rfm.collective import CollectiveSweep
 
 
@@ -23,14 +22,14 @@ class OsuCollectiveSweep(CollectiveSweep, OsuCollectiveBase):
     """A blocking OSU collective: average, min and max latency per message size."""
 
     #: (benchmark, algorithm): 'default' and every algorithm the system's MPIs name for it.
-    case = parameter(algorithms.cases(catalogue.names('collective'), offered.libraries()),
+    case = parameter(algorithms.cases(catalogue.names('collective'), site_offers.libraries()),
                      fmt='/'.join)
 
     #: Number of ranks (powers of two up to the largest partition's core count).
-    scale = parameter(offered.all_scales())
+    scale = parameter(site_offers.all_scales())
 
     #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
-    mapping = parameter(offered.mappings())
+    mapping = parameter(site_offers.mappings())
 
     tags = {'blocking', 'explore'}
 
@@ -40,13 +39,13 @@ class OsuNonBlockingSweep(CollectiveSweep, OsuCollectiveBase):
     """A non-blocking OSU collective: overall, compute, pure communication time and overlap."""
 
     #: (benchmark, algorithm): 'default' and every algorithm the system's MPIs name for it.
-    case = parameter(algorithms.cases(catalogue.names('nonblocking'), offered.libraries()),
+    case = parameter(algorithms.cases(catalogue.names('nonblocking'), site_offers.libraries()),
                      fmt='/'.join)
 
     #: Number of ranks (powers of two up to the largest partition's core count).
-    scale = parameter(offered.all_scales())
+    scale = parameter(site_offers.all_scales())
 
     #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
-    mapping = parameter(offered.mappings())
+    mapping = parameter(site_offers.mappings())
 
     tags = {'nonblocking', 'explore'}

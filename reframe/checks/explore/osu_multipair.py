@@ -12,8 +12,13 @@ import reframe as rfm
 from reframe.core.builtins import parameter, variable
 
 from omb_suite import catalogue
-from omb_suite.rfm import OsuCongestionBase, OsuLatencyMpBase, OsuMbwMrBase, OsuPairsBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import (
+    OsuCongestionBase,
+    OsuLatencyMpBase,
+    OsuMbwMrBase,
+    OsuPairsBase,
+    site_offers,
+)
 
 
 @rfm.simple_test
@@ -21,7 +26,7 @@ class OsuMbwMrSweep(OsuMbwMrBase):
     """``osu_mbw_mr`` with other windows (``-W``) than the verdict set's 64."""
 
     #: Where the two halves of the pairs sit: ``inter_node``, ``inter_socket``, ``intra_socket``.
-    placement = parameter(offered.placements())
+    placement = parameter(site_offers.placements())
 
     #: Messages in flight per pair before the receiver replies (``-W``).
     window_size = parameter([1, 16, 256])
@@ -36,7 +41,7 @@ class OsuMultiLat(OsuPairsBase):
     benchmark = variable(str, value='osu_multi_lat')
 
     #: Where the two halves of the pairs sit: ``inter_node``, ``inter_socket``, ``intra_socket``.
-    placement = parameter(offered.placements())
+    placement = parameter(site_offers.placements())
 
     tags = {'multi-pair', 'explore'}
 
@@ -46,7 +51,7 @@ class OsuLatencyMp(OsuLatencyMpBase):
     """``osu_latency_mp``: ping-pong between two ranks that fork child processes."""
 
     #: ``intra_socket``, ``inter_socket`` or ``inter_node`` (see data/placements.yaml).
-    placement = parameter(offered.placements())
+    placement = parameter(site_offers.placements())
 
     #: Child processes forked by each side (``-t N:N``).
     processes = parameter([1, 2])

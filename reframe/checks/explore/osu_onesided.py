@@ -8,8 +8,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import catalogue
-from omb_suite.rfm import OsuOneSidedBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import OsuOneSidedBase, site_offers
 
 
 @rfm.simple_test
@@ -20,4 +19,4 @@ class OsuOneSided(OsuOneSidedBase):
     case = parameter(catalogue.one_sided_cases(), fmt='/'.join)
 
     #: ``intra_socket``, ``inter_socket`` or ``inter_node`` (see data/placements.yaml).
-    placement = parameter(offered.placements())
+    placement = parameter(site_offers.placements())

@@ -8,8 +8,7 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import catalogue
-from omb_suite.rfm import DeviceBuffers, OsuPt2PtBase
-from omb_suite.rfm import system as offered
+from omb_suite.rfm import DeviceBuffers, OsuPt2PtBase, site_offers
 
 
 @rfm.simple_test
@@ -22,7 +21,7 @@ class OsuPt2PtMore(DeviceBuffers, OsuPt2PtBase):
                            if b not in catalogue.verdict('pt2pt')])
 
     #: ``intra_socket``, ``inter_socket`` or ``inter_node`` (see data/placements.yaml).
-    placement = parameter(offered.placements())
+    placement = parameter(site_offers.placements())
 
     #: ``H H`` (host) or device buffers ``D D``, ``H D``, ``D H`` (GPU partitions only).
     buffers = parameter(catalogue.buffers())

@@ -24,11 +24,11 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import binaries, catalogue, parsing, placement, probe
-from omb_suite.environs import repo_root
+from omb_suite import binaries, catalogue, parsing, placements, probe
 from omb_suite.failures import failure_cause
 from omb_suite.rfm import mv2
 from omb_suite.rfm.cost import ScaleAware
+from omb_suite.setup.environs import repo_root
 from omb_suite.topology import Topology, of_partition
 
 
@@ -38,14 +38,14 @@ def references_dir() -> Path:
 
 
 def launch_options(test: rfm.RegressionTest, table, name: str) -> list[str]:
-    """srun's ``--mpi`` plugin plus the options of ``table`` (``placement.placement_options``
+    """srun's ``--mpi`` plugin plus the options of ``table`` (``placements.placement_options``
     or ``mapping_options``) for the test's partition and MPI; a step of an allocation
     (``srunalloc``) also names its node count, as a batch job would."""
     part = test.current_partition
     launcher = part.launcher_type.registered_name
     family = test.current_environ.extras.get('mpi_family')
     nodes = [f'--nodes={test.num_nodes}'] if launcher == 'srunalloc' else []
-    return [*nodes, *placement.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
+    return [*nodes, *placements.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
             *table(name, launcher, family, part.extras.get('placement_options'))]
 
 
@@ -237,7 +237,7 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
                 self, probe.parse_probe(stderr, expect_ranks=self.num_tasks), stderr)
             self.placement_observed = probe.observed(places)
             self.check_placement(places)
-        except (probe.ProbeError, placement.WrongPlacement) as err:
+        except (probe.ProbeError, placements.WrongPlacement) as err:
             cause = failure_cause(stderr)
             raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
 

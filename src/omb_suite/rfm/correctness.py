@@ -6,7 +6,7 @@ and checks the buffers around every timed call: 2-10x slower 64 KiB-1 MiB collec
 so the check is its own run, once per session for each configuration the verdict set
 measures: the same library, default algorithms, rank count, mapping, launcher and the same
 sizes (one MPI_INT to the sweep's largest message), every element of every size compared
-with what it must be (``probe/collective_check.c``). A collective that computes wrong data
+with what it must be (``job_sources/collective_check.c``). A collective that computes wrong data
 fails its check here, and the measurement that depends on it fails with it.
 """
 

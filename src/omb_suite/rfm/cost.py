@@ -26,7 +26,7 @@ import reframe as rfm
 from reframe.core.builtins import run_before, variable
 
 from omb_suite import costfit, costmodel, osu_limits, scale_audit
-from omb_suite.environs import repo_root
+from omb_suite.setup.environs import repo_root
 
 #: What the job prints after the launch: its exit status and seconds taken.
 LAUNCH_MARK = 'OMB_LAUNCH'

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import placement
+from omb_suite import placements
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 
@@ -20,7 +20,7 @@ class _FilledInOrder(OsuRunBase):
     """Ranks filled core by core (mapping ``core``), so consecutive ranks share a node."""
 
     def launcher_options(self):
-        return self.place_with(placement.mapping_options, 'core')
+        return self.place_with(placements.mapping_options, 'core')
 
 
 class OsuPairsBase(_FilledInOrder):
@@ -53,8 +53,8 @@ class OsuPairsBase(_FilledInOrder):
         self.num_tasks_per_node = self.num_tasks // self.num_nodes
 
     def check_placement(self, places):
-        placement.verify_ranks(places, nodes=self.num_nodes)
-        placement.verify_halves(self.placement, places)
+        placements.verify_ranks(places, nodes=self.num_nodes)
+        placements.verify_halves(self.placement, places)
 
 
 class OsuMbwMrBase(OsuPairsBase):
@@ -107,4 +107,4 @@ class OsuCongestionBase(_FilledInOrder):
         self.num_tasks = self.nodes * self.tasks_per_node
 
     def check_placement(self, places):
-        placement.verify_ranks(places, nodes=self.nodes)
+        placements.verify_ranks(places, nodes=self.nodes)

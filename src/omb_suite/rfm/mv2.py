@@ -9,7 +9,7 @@ MVAPICH2's table (:func:`omb_suite.mvapich2.bound_places`). Where MVAPICH2 must 
 ranks than cores on a node, ``MPI_THREAD_MULTIPLE``), ``MV2_ENABLE_AFFINITY=0`` leaves the
 launcher's binding, verified on the wrapper's lines as for every other library.
 
-Reader: ``probe/mpit_reader.c`` is compiled with the environment's ``mpicc`` in the job, in
+Reader: ``job_sources/mpit_reader.c`` is compiled with the environment's ``mpicc`` in the job, in
 the stage directory, before the measured launch, and preloaded into OSU by the wrapper
 (``--preload``). Not a fixture: ReFrame makes a fixture for every environment of its parent
 test and skips the parent with a skipped fixture, while only MVAPICH2 runs use the reader.
@@ -22,7 +22,7 @@ import shutil
 
 import reframe as rfm
 
-from omb_suite import algorithms, catalogue, mpit, mvapich2, placement, probe
+from omb_suite import algorithms, catalogue, mpit, mvapich2, placements, probe
 
 FAMILY = 'mvapich2'
 #: The reader as the job builds it, in the stage directory.
@@ -54,7 +54,7 @@ def binding_env(test: rfm.RegressionTest, name: str) -> dict[str, str]:
     if why is not None:
         return dict(mvapich2.AFFINITY_OFF)
     overrides = test.current_partition.extras.get('placement_options')
-    return {**placement.mv2_binding_env(name, overrides), **mvapich2.SHOW_BINDING}
+    return {**placements.mv2_binding_env(name, overrides), **mvapich2.SHOW_BINDING}
 
 
 def bound_places(test: rfm.RegressionTest, places: list[probe.RankPlace],

@@ -1,6 +1,6 @@
 """The placement probe on its own, for machines without OSU: it needs only MPI.
 
-:class:`PlacementProbeBuild` compiles ``probe/placement_probe.c`` with the environment's
+:class:`PlacementProbeBuild` compiles ``job_sources/placement_probe.c`` with the environment's
 ``mpicc`` (a fixture, once per environment); :class:`PlacementProbeBase` runs it with the
 launcher options of one placement and fails with asked vs observed on a mismatch. Every OSU
 check proves its own placement through the per-rank wrapper instead (one launch).
@@ -15,13 +15,13 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import placement, probe
+from omb_suite import placements, probe
 from omb_suite.rfm.base import launch_options
 from omb_suite.rfm.pt2pt import PlacedPair
 
 
 class ProbeSourceBuild(rfm.CompileOnlyRegressionTest):
-    """Compile one C program of ``omb_suite/probe/`` (the child's ``sourcepath`` and
+    """Compile one C program of ``omb_suite/job_sources/`` (the child's ``sourcepath`` and
     ``executable``) once per environment with its MPI wrapper, on the login node."""
 
     valid_systems = ['*']
@@ -66,7 +66,7 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
 
     @run_before('run')
     def place_ranks(self):
-        self.job.launcher.options = launch_options(self, placement.placement_options,
+        self.job.launcher.options = launch_options(self, placements.placement_options,
                                                    self.placement)
 
     @sanity_function
@@ -76,7 +76,7 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
         try:
             places = probe.parse_probe(text)
             self.placement_observed = probe.observed(places)
-            placement.verify_pair(self.placement, places)
-        except (probe.ProbeError, placement.WrongPlacement) as err:
+            placements.verify_pair(self.placement, places)
+        except (probe.ProbeError, placements.WrongPlacement) as err:
             raise SanityError(str(err)) from None
         return True

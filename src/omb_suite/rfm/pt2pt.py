@@ -10,7 +10,7 @@ from __future__ import annotations
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from omb_suite import placement
+from omb_suite import placements
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.topology import of_partition
 
@@ -18,15 +18,15 @@ from omb_suite.topology import of_partition
 class PlacedPair(rfm.RegressionTestPlugin):
     """Job resources of two ranks placed as ``self.placement`` says, skipped where impossible.
 
-    The child defines ``placement`` (usually ``parameter(placement.placement_names())``)
+    The child defines ``placement`` (usually ``parameter(placements.placement_names())``)
     and a loggable ``num_nodes`` variable.
     """
 
     @run_after('setup')
     def shape_pair(self):
-        where = placement.get_placement(self.placement)
+        where = placements.get_placement(self.placement)
         part = self.current_partition
-        why = placement.unmet_needs(where, of_partition(part))
+        why = placements.unmet_needs(where, of_partition(part))
         self.skip_if(why is not None, f'{why}: {where.doc} is not possible on {part.fullname}')
         self.num_tasks = where.num_tasks
         self.num_tasks_per_node = where.tasks_per_node
@@ -37,7 +37,7 @@ class OsuPt2PtBase(PlacedPair, OsuRunBase):
     """An OSU benchmark between two ranks with a verified placement."""
 
     def launcher_options(self):
-        return self.place_with(placement.placement_options, self.placement)
+        return self.place_with(placements.placement_options, self.placement)
 
     def check_placement(self, places):
-        placement.verify_pair(self.placement, places)
+        placements.verify_pair(self.placement, places)

@@ -12,7 +12,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, placement
+from omb_suite import catalogue, placements
 from omb_suite.rfm.base import OsuRunBase
 
 
@@ -40,10 +40,10 @@ class OsuStartupBase(OsuRunBase):
         return list(self.extra_opts)
 
     def launcher_options(self):
-        return self.place_with(placement.mapping_options, self.mapping)
+        return self.place_with(placements.mapping_options, self.mapping)
 
     def check_placement(self, places):
-        placement.verify_ranks(places, nodes=self.nodes, oversubscribed=True)
+        placements.verify_ranks(places, nodes=self.nodes, oversubscribed=True)
 
     @run_after('sanity')
     def check_process_count(self):

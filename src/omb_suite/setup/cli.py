@@ -1,17 +1,17 @@
 """``omb-setup``: find or build MPI + OSU combinations and register them for ReFrame.
 
 It writes the environment registry (``.omb/environments.json``, or ``$OMB_ENVIRONMENTS_FILE``)
-that :mod:`omb_suite.environs` turns into ReFrame programming environments, so nobody edits
+that :mod:`omb_suite.setup.environs` turns into ReFrame programming environments, so nobody edits
 ``settings.py`` or types an OSU path. Sources of entries:
 
 * the system MPIs (Debian/Ubuntu Open MPI and MPICH), with OSU from ``$OSU_ROOT`` or
   ``--osu-root FAMILY=PREFIX``;
 * MPIs installed under a prefix of their own (``--mpi mvapich2=/opt/mvapich2``, or the MPI an
-  ``--osu-root`` build links: :mod:`omb_suite.prefix_mpi`);
+  ``--osu-root`` build links: :mod:`omb_suite.setup.prefix_mpi`);
 * every built Spack environment of ``spack/environments`` (its view is the OSU prefix),
   after building the chosen ones (by default one per system MPI without OSU) with the
-  ``spack`` on ``PATH`` or the pinned one (:mod:`omb_suite.spack_bootstrap`), reusing those
-  built before from the same files (:mod:`omb_suite.spack_build`).
+  ``spack`` on ``PATH`` or the pinned one (:mod:`omb_suite.setup.spack_bootstrap`), reusing those
+  built before from the same files (:mod:`omb_suite.setup.spack_build`).
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import environs, mpilib, prefix_mpi, spack_bootstrap, spack_build, spack_envs
-from omb_suite.progress import Progress
-from omb_suite.spack_bootstrap import Spack
-from omb_suite.spack_envs import SpackSetupError
+from omb_suite import mpilib
+from omb_suite.setup import environs, prefix_mpi, spack_bootstrap, spack_build, spack_envs
+from omb_suite.setup.progress import Progress
+from omb_suite.setup.spack_bootstrap import Spack
+from omb_suite.setup.spack_envs import SpackSetupError
 
 OSU_MPI_DIR = Path('libexec') / 'osu-micro-benchmarks' / 'mpi'
 #: Plain name -> Debian alternative name of each MPI program a family's shim prefix links.

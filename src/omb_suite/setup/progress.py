@@ -1,7 +1,7 @@
 """Steps a user waits for (cloning Spack, concretizing, building OSU), announced with how
 long they usually take and reported with how long they took.
 
-The usual durations are data (``data/setup_steps.yaml``), measured on the machine named
+The usual durations are data (``setup/data/step_durations.yaml``), measured on the machine named
 there; a step that fails says after how long, then the error propagates unchanged.
 """
 
@@ -17,7 +17,7 @@ import yaml
 
 def usual_durations() -> dict[str, str]:
     """Step key -> how long it usually takes, in words."""
-    text = resources.files('omb_suite').joinpath('data/setup_steps.yaml').read_text()
+    text = resources.files('omb_suite.setup').joinpath('data/step_durations.yaml').read_text()
     return {key: str(value) for key, value in yaml.safe_load(text)['usual'].items()}
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from reframe.core.runtime import runtime
 
-from omb_suite import placement, topology
+from omb_suite import topology
 from omb_suite.algorithms import Library
+from omb_suite.placements import get_placement, mappings_for, placement_names, unmet_needs
 from omb_suite.topology import Topology
 
 
@@ -31,14 +32,14 @@ def all_scales() -> list[int]:
     return topology.scales(topologies())
 
 
-def end_scales() -> list[int]:
-    """Every partition's smallest and largest collective scale."""
+def verdict_scales() -> list[int]:
+    """The verdict set's collective scales: every partition's smallest and largest."""
     return sorted({s for t in topologies() for s in topology.end_scales(t)})
 
 
 def mappings() -> list[str]:
     """Mappings some partition can tell apart."""
-    return placement.mappings_for(topologies())
+    return mappings_for(topologies())
 
 
 def end_nodes() -> list[int]:
@@ -48,6 +49,6 @@ def end_nodes() -> list[int]:
 
 def placements() -> list[str]:
     """Point-to-point placements some partition can offer."""
-    return [name for name in placement.placement_names()
-            if any(placement.unmet_needs(placement.get_placement(name), t) is None
+    return [name for name in placement_names()
+            if any(unmet_needs(get_placement(name), t) is None
                    for t in topologies())]

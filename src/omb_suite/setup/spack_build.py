@@ -16,10 +16,10 @@ from collections import deque
 from datetime import datetime, timezone
 from pathlib import Path
 
-from omb_suite import setup_failures, spack_envs
-from omb_suite.progress import Progress
-from omb_suite.spack_bootstrap import Spack
-from omb_suite.spack_envs import SpackSetupError
+from omb_suite.setup import spack_envs, step_failures
+from omb_suite.setup.progress import Progress
+from omb_suite.setup.spack_bootstrap import Spack
+from omb_suite.setup.spack_envs import SpackSetupError
 
 #: Lines of Spack output kept to explain a failure (the error is printed last).
 TAIL_LINES = 400
@@ -99,7 +99,7 @@ def build_one(argv: list[str], env: dict[str, str], repo: Path, env_dir: Path, s
         with progress.step(key, what):
             status, output = run_shown(cmd, env)
             if status != 0:
-                raise SpackSetupError(setup_failures.explain(
+                raise SpackSetupError(step_failures.explain(
                     key, output, **context(repo, env_dir, site, cmd)))
 
 

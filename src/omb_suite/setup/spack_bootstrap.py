@@ -29,9 +29,9 @@ from pathlib import Path
 
 import yaml
 
-from omb_suite import setup_failures, spack_envs
-from omb_suite.progress import Progress
-from omb_suite.spack_envs import SpackSetupError
+from omb_suite.setup import spack_envs, step_failures
+from omb_suite.setup.progress import Progress
+from omb_suite.setup.spack_envs import SpackSetupError
 
 #: pins.yaml key -> (directory under .omb/spack, variable naming a local source, what it is).
 CHECKOUTS = {
@@ -116,7 +116,7 @@ def checkout(pin: Pin, dest: Path, source: str, progress: Progress, key: str) ->
         if done.returncode == 0:
             done = git('-C', dest, 'checkout', '-q', '--detach', 'FETCH_HEAD')
         if done.returncode != 0 or head(dest) != pin.commit:
-            raise SpackSetupError(setup_failures.explain(
+            raise SpackSetupError(step_failures.explain(
                 'git_fetch', done.stderr, name=pin.name, version=pin.version,
                 commit=pin.commit, source=source, git=pin.git, var=pin.var))
 
@@ -133,7 +133,7 @@ def ensure_clingo(python: str, version: str, progress: Progress) -> None:
         done = subprocess.run([python, '-m', 'pip', 'install', '-q', f'clingo=={version}'],
                               capture_output=True, text=True)
         if done.returncode != 0 or not clingo_importable(python):
-            raise SpackSetupError(setup_failures.explain(
+            raise SpackSetupError(step_failures.explain(
                 'clingo', done.stdout + done.stderr, version=version, python=python))
 
 

@@ -1,7 +1,7 @@
 """One message per failure of a setup step (fetching Spack, installing clingo, concretizing,
 installing): what failed and what to do, chosen from the step's output.
 
-The cases are data (``data/setup_failures.yaml``): per step, a regex and a message template.
+The cases are data (``setup/data/step_failures.yaml``): per step, a regex and a message template.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ MIRROR_PATH = re.compile(r'_source-cache/archive/[0-9a-f]{2}/[0-9a-f]{64}\S*?(?=
 
 @cache
 def cases() -> dict[str, Any]:
-    text = resources.files('omb_suite').joinpath('data/setup_failures.yaml').read_text()
+    text = resources.files('omb_suite.setup').joinpath('data/step_failures.yaml').read_text()
     return yaml.safe_load(text)
 
 
