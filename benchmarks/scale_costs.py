@@ -9,8 +9,10 @@
     python benchmarks/scale_costs.py verdict REPORT.json
         A ReFrame run report of the suite: each test's predicted_s against its measured run
         time (time_run).
-    python benchmarks/scale_costs.py audit
-        The scale audit of the example sites (--dry-run of the verdict set), with its time.
+    python benchmarks/scale_costs.py output [--osu VIEW]
+        Bytes a collective test writes (stdout + stderr of the launch through the rank
+        wrapper, Open MPI's algorithm evidence on) at 2 and 32 ranks: the evidence exported to
+        every rank (before) and to rank 0 only (the wrapper's --rank0-env, now).
 
 Prints one line per case and the median |predicted - measured| / measured (target <= 0.30).
 Timings are noisy on a shared 2-core machine: say so when reporting them.
@@ -43,7 +45,7 @@ NBC_MAX_OVERSUBSCRIPTION, NBC_ITERS = 4, 20
 CORES = os.cpu_count() or 2
 
 
-def _run(cmd: list[str]) -> tuple[str, float]:
+def _run(cmd: list[str], stderr: bool = False) -> tuple[str, float]:
     env = {**os.environ, 'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1',
            'OMPI_MCA_mpi_yield_when_idle': '1'}
     start = time.monotonic()
@@ -51,7 +53,7 @@ def _run(cmd: list[str]) -> tuple[str, float]:
     wall = time.monotonic() - start
     if out.returncode:
         sys.exit(f'{" ".join(cmd)} failed ({out.returncode}): {out.stderr[-2000:]}')
-    return out.stdout, wall
+    return out.stdout + (out.stderr if stderr else ''), wall
 
 
 def _program(view: str, bench: str) -> str:
@@ -146,6 +148,31 @@ def verdict(report: Path) -> None:
           f'{statistics.median(errors):.2f} (target <= 0.30)')
 
 
+EVIDENCE = {'OMPI_MCA_coll_base_verbose': '9', 'OMPI_MCA_mpi_show_mca_params': 'enviro'}
+
+
+def output(view: str) -> None:
+    wrapper = str(REPO / 'src' / 'omb_suite' / 'job_sources' / 'omb_rank.sh')
+    program = [_program(view, 'osu_alltoall'), '-f', '-m', '1:1024', '-x', '1', '-i', '1']
+    sizes = {}
+    for ranks in (2, 32):
+        launch = ['mpirun', '-np', str(ranks), '--oversubscribe', '--bind-to', 'none']
+        for how in ('every rank', 'rank 0'):
+            if how == 'every rank':
+                cmd = [*launch, *(x for k, v in EVIDENCE.items() for x in ('-x', f'{k}={v}')),
+                       wrapper, *program]
+            else:
+                cmd = [*launch, wrapper,
+                       *(x for k, v in EVIDENCE.items() for x in ('--rank0-env', f'{k}={v}')),
+                       *program]
+            text, _ = _run(cmd, stderr=True)
+            sizes[(ranks, how)] = len(text.encode())
+            print(f'{ranks:3} ranks, evidence from {how:10}: {sizes[(ranks, how)]:8} bytes')
+    for how in ('every rank', 'rank 0'):
+        print(f'evidence from {how}: output at 32 ranks / at 2 ranks = '
+              f'{sizes[(32, how)] / sizes[(2, how)]:.2f} (target <= 2)')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest='what', required=True)
@@ -154,6 +181,8 @@ def main() -> None:
     coll.add_argument('--ranks', default='2,4,8,16,32')
     coll.add_argument('--save', type=Path, help='keep the measurements (JSON)')
     coll.add_argument('--load', type=Path, help='analyse kept measurements, run nothing')
+    out = sub.add_parser('output')
+    out.add_argument('--osu', default=os.environ.get('OSU_ROOT', VIEW))
     rep = sub.add_parser('verdict')
     rep.add_argument('report', type=Path)
     args = parser.parse_args()
@@ -164,6 +193,8 @@ def main() -> None:
         analyse(measured, records, sorted(records))
     elif args.what == 'collectives':
         collectives(args.osu, [int(r) for r in args.ranks.split(',')], args.save)
+    elif args.what == 'output':
+        output(args.osu)
     else:
         verdict(args.report)
 

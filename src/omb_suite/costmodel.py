@@ -220,10 +220,14 @@ def launcher_s() -> float:
     return float(_data()['launcher_s'])
 
 
-def time_limit(prediction: Prediction) -> int:
-    """Seconds allowed: ``multiple`` x the prediction, at least ``floor_s``."""
-    rule = _data()['limits']
-    return math.ceil(max(float(rule['floor_s']), float(rule['multiple']) * prediction.seconds))
+def time_limit(prediction: Prediction, multiple: float | None = None,
+               floor_s: int | None = None) -> int:
+    """Seconds allowed: ``multiple`` x the prediction, at least ``floor_s`` (``None``: the
+    rule of ``data/perf_model.yaml`` limits)."""
+    rule_multiple, rule_floor, _ = limit_rule()
+    multiple = rule_multiple if multiple is None else multiple
+    floor_s = rule_floor if floor_s is None else floor_s
+    return math.ceil(max(float(floor_s), multiple * prediction.seconds))
 
 
 def limit_rule() -> tuple[float, int, int]:
@@ -233,14 +237,21 @@ def limit_rule() -> tuple[float, int, int]:
 
 
 def slower_message(prediction: Prediction, limit_s: float, elapsed_s: float,
-                   last_size: int | None) -> str:
+                   last_size: int | None, multiple: float | None = None,
+                   floor_s: int | None = None) -> str:
     """What a test stopped at its limit says: predicted vs elapsed, and how much slower the
     network ran than the partition's model up to the last size OSU printed."""
-    done = prediction.startup_s if last_size is None else prediction.until(last_size)
-    pace = elapsed_s / max(done, 1e-9)
-    where = f'up to {last_size} B' if last_size is not None else 'before its first size'
-    return (f'stopped at its time limit of {limit_s:.0f} s ({limit_rule()[0]:g} x the '
-            f'predicted {prediction.seconds:.1f} s, at least {limit_rule()[1]} s) after '
-            f'{elapsed_s:.0f} s; it had got {where}, predicted at {done:.1f} s: the network is '
-            f'at least {pace:.1f} x slower than this partition\'s model ({prediction.seconds:.1f}'
-            f' s predicted in all)')
+    rule_multiple, rule_floor, _ = limit_rule()
+    multiple = rule_multiple if multiple is None else multiple
+    floor_s = rule_floor if floor_s is None else floor_s
+    # the size after the last one printed had not ended: had the run been N x slower than
+    # predicted throughout, N x (the time predicted for that size to end) > elapsed
+    sizes = [s for s, _ in prediction.ends]
+    after = sizes.index(last_size) + 1 if last_size in sizes else 0
+    unfinished = prediction.ends[after][1] if after < len(sizes) else prediction.seconds
+    pace = elapsed_s / max(unfinished, 1e-9)
+    where = f'got up to {last_size} B' if last_size is not None else 'printed no size'
+    return (f'stopped at its time limit of {limit_s:.0f} s ({multiple:g} x the predicted '
+            f'{prediction.seconds:.1f} s, at least {floor_s} s) after {elapsed_s:.0f} s; it had '
+            f'{where}, the next size predicted to end at {unfinished:.1f} s: the network is '
+            f'at least {pace:.1f} x slower than this partition\'s model')

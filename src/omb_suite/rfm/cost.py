@@ -77,6 +77,12 @@ class ScaleAware(rfm.RegressionTestPlugin):
     predicted_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
 
+    #: The limit's multiple of the prediction and its floor (s); ``None``: the rule of
+    #: ``data/perf_model.yaml`` (3 x, at least 60 s).
+    #: :type: :class:`float` / :class:`int` or ``None`` :default: ``None``
+    limit_multiple = variable(float, type(None), value=None, loggable=False)
+    limit_floor_s = variable(int, type(None), value=None, loggable=False)
+
     def sweep_plan(self) -> osu_limits.SweepPlan | None:
         """The sizes OSU will run at this job's rank count (None: no size sweep)."""
         lo, hi = self.sweep()
@@ -120,7 +126,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
         """The limit: a multiple of the prediction with a floor; ``timeout`` enforces it."""
         pred = self.prediction()
         self.predicted_s = round(pred.seconds, 2)
-        self.limit_s = costmodel.time_limit(pred)
+        self.limit_s = costmodel.time_limit(pred, self.limit_multiple, self.limit_floor_s)
         _, _, grace = costmodel.limit_rule()
         self.time_limit = f'{self.limit_s * self.launches() + grace}s'
         self.job.launcher.modifier = 'timeout'
@@ -143,7 +149,8 @@ class ScaleAware(rfm.RegressionTestPlugin):
         rows = _ROW.findall(stdout)
         last = int(rows[-1]) if rows else None
         return f'{self.benchmark} ' + costmodel.slower_message(
-            self.prediction(), self.limit_s, float(found[-1][1]), last)
+            self.prediction(), self.limit_s, float(found[-1][1]), last, self.limit_multiple,
+            self.limit_floor_s)
 
     def not_measured(self, stderr: str) -> list[int]:
         """Sizes OSU announced or was predicted not to run; records why (and logs it)."""
