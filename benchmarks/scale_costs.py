@@ -6,6 +6,11 @@
         allgather hit OSU's size cap from 32 ranks as they would past 512 ranks at 512 MiB),
         each launch timed; every (benchmark, ranks) predicted by the cost model fitted from the
         runs at the OTHER rank counts (leave one scale out) and from the defaults alone.
+    python benchmarks/scale_costs.py audit [--system example-epyc-xl] [--explore]
+        The scale audit: --dry-run of the verdict set (and with --explore the exploration,
+        its collectives with the library's default algorithm: forced algorithms change the
+        environment, not the command) on an example site, every job script checked by
+        omb_suite.scale_audit; prints jobs, node-minutes, the largest test, the time taken.
     python benchmarks/scale_costs.py verdict REPORT.json
         A ReFrame run report of the suite: each test's predicted_s against its measured run
         time (time_run).
@@ -108,7 +113,7 @@ def collectives(view: str, scales: list[int], save: Path | None) -> None:
 
 
 def analyse(measured, records, scales) -> None:
-    errors, default_errors = [], []
+    errors, default_errors, same_run = [], [], []
     base = costmodel.model_for({})
     for (bench, ranks), (wall, sizes, iters) in sorted(measured.items(),
                                                        key=lambda kv: kv[0][1]):
@@ -121,13 +126,20 @@ def analyse(measured, records, scales) -> None:
             if bench != 'osu_barrier' else []
         assert want == sizes, (bench, ranks, want, sizes)
         pred = costmodel.predict(bench, sizes, shape, fitted, warmup=WARMUP, iterations=iters)
+        everything = costfit.fit([row for rows in records.values() for row in rows], base,
+                                 cores_per_node=CORES, cores_per_socket=CORES, sockets=1)
+        seen = costmodel.predict(bench, sizes, shape, everything, warmup=WARMUP,
+                                 iterations=iters)
+        same_run.append(abs(seen.seconds - wall) / wall)
         blind = costmodel.predict(bench, sizes, shape, base, warmup=WARMUP, iterations=iters)
         errors.append(abs(pred.seconds - wall) / wall)
         default_errors.append(abs(blind.seconds - wall) / wall)
         print(f'{bench:15} {ranks:3} ranks  measured {wall:7.2f} s  predicted {pred.seconds:7.2f}'
-              f' s (error {errors[-1]:5.0%})  defaults only {blind.seconds:7.2f} s', flush=True)
+              f' s (error {errors[-1]:5.0%})  from this scale {seen.seconds:7.2f} s  defaults only '
+              f'{blind.seconds:7.2f} s', flush=True)
     print(f'collectives at {scales} ranks on this host, {len(errors)} cases: median error '
-          f'{statistics.median(errors):.2f} (target <= 0.30; leave one scale out); defaults '
+          f'{statistics.median(errors):.2f} (target <= 0.30; leave one scale out); fitted with '
+          f'this scale\'s records too: {statistics.median(same_run):.2f}; defaults '
           f'only: {statistics.median(default_errors):.2f}; sizes as predicted by osu_limits: '
           f'{len(measured)}/{len(measured)}')
 
@@ -173,6 +185,39 @@ def output(view: str) -> None:
               f'{sizes[(32, how)] / sizes[(2, how)]:.2f} (target <= 2)')
 
 
+SITE_MEMORY = {'example-epyc-xl': 512 * 2**30, 'example-gpu-xl': 512 * 2**30}
+
+
+def audit(system: str, explore: bool) -> None:
+    import tempfile
+
+    sys.path.insert(0, str(REPO / 'tests'))
+    from rfm_helpers import job_scripts, run_reframe, two_family_registry
+
+    from omb_suite import scale_audit
+
+    tmp = Path(tempfile.mkdtemp(prefix='scale-audit-'))
+    args = ['--system', system, '--dry-run']
+    if explore:
+        args += ['--mode', 'explore', '-x', r'.*%case=\w+/(?!default)']
+    start = time.monotonic()
+    out = run_reframe(tmp, *args, registry=two_family_registry(tmp), timeout=3600)
+    took = time.monotonic() - start
+    if out.returncode:
+        sys.exit(out.stdout[-3000:] + out.stderr[-3000:])
+    audits = [a for path, script in job_scripts(tmp).items()
+              if (a := scale_audit.audit_script(path, script, node_memory=SITE_MEMORY[system]))]
+    bad = [(a.path, v) for a in audits for v in a.violations]
+    for path, why in bad[:20]:
+        print(f'VIOLATION {path}: {why}')
+    top = max(audits, key=lambda a: a.predicted_s)
+    node_min = sum(a.predicted_s * a.nodes for a in audits) / 60
+    print(f'{system} ({"verdict set + exploration" if explore else "verdict set"}): '
+          f'{len(audits)} jobs, {node_min:.0f} node-minutes, largest {top.path} '
+          f'{top.predicted_s / 60:.1f} min on {top.nodes} nodes; {len(bad)} violations; '
+          f'dry run and audit took {took:.0f} s')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest='what', required=True)
@@ -183,6 +228,9 @@ def main() -> None:
     coll.add_argument('--load', type=Path, help='analyse kept measurements, run nothing')
     out = sub.add_parser('output')
     out.add_argument('--osu', default=os.environ.get('OSU_ROOT', VIEW))
+    aud = sub.add_parser('audit')
+    aud.add_argument('--system', default='example-epyc-xl', choices=sorted(SITE_MEMORY))
+    aud.add_argument('--explore', action='store_true')
     rep = sub.add_parser('verdict')
     rep.add_argument('report', type=Path)
     args = parser.parse_args()
@@ -193,6 +241,8 @@ def main() -> None:
         analyse(measured, records, sorted(records))
     elif args.what == 'collectives':
         collectives(args.osu, [int(r) for r in args.ranks.split(',')], args.save)
+    elif args.what == 'audit':
+        audit(args.system, args.explore)
     elif args.what == 'output':
         output(args.osu)
     else:

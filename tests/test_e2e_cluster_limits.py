@@ -55,9 +55,9 @@ def test_a_delayed_link_is_stopped_at_the_derived_limit_and_says_why(cluster, wo
     text = out.stdout + out.stderr
     assert 'stopped at its time limit of' in text and 'slower than this partition' in text, text
     (case,) = json.loads((work / 'report.json').read_text())['runs'][0]['testcases']
-    limit = case['check_vars']['limit_s']
+    limit = case['limit_s']
     assert limit >= FLOOR_S
     assert case['time_run'] <= 2 * limit, (case['time_run'], limit)
-    print(f'\nlimit {limit} s (predicted {case["check_vars"]["predicted_s"]} s), stopped after '
+    print(f'\nlimit {limit} s (predicted {case["predicted_s"]} s), stopped after '
           f'{case["time_run"]:.1f} s of run time ({took:.0f} s in all): '
           f'{case["fail_reason"]}')

@@ -118,7 +118,7 @@ def audit_script(path: str, script: str, *, node_memory: int | None) -> Audit | 
     bench, _, largest, predicted, limit = plans[0]
     for run in runs:
         bad += _audit_launch(run, bench, ranks, per_node, largest, int(limit), node_memory)
-    if 'time' in shape and _seconds(shape['time']) < int(limit):
+    if 'time' in shape and int(limit) and _seconds(shape['time']) < int(limit):
         bad.append(f'job limit {shape["time"]} is shorter than the launch limit {limit} s')
     return Audit(path, bench, ranks, nodes, float(predicted), bad)
 
@@ -145,6 +145,6 @@ def _audit_launch(run: Launch, bench: str, ranks: int, per_node: int, largest: s
                        f'has {node_memory / 2**30:.0f} GiB')
     if run.timeout_s is not None and run.timeout_s != limit:
         bad.append(f'timeout {run.timeout_s} s, the plan states {limit} s')
-    if run.timeout_s is None:
+    if run.timeout_s is None and limit:
         bad.append('launch without the timeout of its limit')
     return bad

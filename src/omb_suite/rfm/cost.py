@@ -46,20 +46,22 @@ _MODELS: dict[str, costmodel.PerfModel] = {}
 
 
 def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
-    """The partition's declared model corrected by its own perflogs (once per partition)."""
-    part = test.current_partition
-    if part.fullname not in _MODELS:
+    """The partition's declared model corrected by its own perflogs of the test's
+    environment (each MPI library costs what it costs), once per partition and environment."""
+    part, env = test.current_partition, test.current_environ.name
+    key = f'{part.fullname}+{env}'
+    if key not in _MODELS:
         model = costmodel.model_for(part.extras)
         rows = []
         for path in sorted((results_dir() / test.current_system.name / part.name).glob('*.log')):
             found, _ = costfit.read_perflog(path)
-            rows += found
+            rows += [r for r in found if r.get('environ') == env]
         if rows:
             topo = test.topology
             model = costfit.fit(rows, model, cores_per_node=topo.cores_per_node,
                                 cores_per_socket=topo.cores_per_socket, sockets=topo.sockets)
-        _MODELS[part.fullname] = model
-    return _MODELS[part.fullname]
+        _MODELS[key] = model
+    return _MODELS[key]
 
 
 def node_memory(test: rfm.RegressionTest) -> int | None:
@@ -73,12 +75,14 @@ class ScaleAware(rfm.RegressionTestPlugin):
     #: Sizes asked for that OSU does not run at this rank count, and why ('' = none).
     sizes_not_measured = variable(str, value='')
 
-    #: Predicted wall time of the test's launches (s), and the time limit derived from it.
+    #: Predicted wall time of the test's launches (s), and the time limit derived from it
+    #: (0: none, the model being the built-in defaults).
     predicted_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
 
-    #: The limit's multiple of the prediction and its floor (s); ``None``: the rule of
-    #: ``data/perf_model.yaml`` (3 x, at least 60 s).
+    #: The limit's multiple of the prediction and its floor (s); ``None``: the partition's
+    #: extras ``time_limits`` ``{multiple, floor_s}``, else ``data/perf_model.yaml`` (3 x, at
+    #: least 60 s).
     #: :type: :class:`float` / :class:`int` or ``None`` :default: ``None``
     limit_multiple = variable(float, type(None), value=None, loggable=False)
     limit_floor_s = variable(int, type(None), value=None, loggable=False)
@@ -123,14 +127,23 @@ class ScaleAware(rfm.RegressionTestPlugin):
 
     @run_before('run')
     def limit_from_prediction(self):
-        """The limit: a multiple of the prediction with a floor; ``timeout`` enforces it."""
+        """The limit: a multiple of the prediction with a floor; ``timeout`` enforces it.
+        Only from a model the partition declared or its perflogs fitted: the built-in
+        defaults guess, and a guess must not stop a first run (the partition's own
+        ``time_limit`` stays)."""
         pred = self.prediction()
         self.predicted_s = round(pred.seconds, 2)
-        self.limit_s = costmodel.time_limit(pred, self.limit_multiple, self.limit_floor_s)
-        _, _, grace = costmodel.limit_rule()
-        self.time_limit = f'{self.limit_s * self.launches() + grace}s'
-        self.job.launcher.modifier = 'timeout'
-        self.job.launcher.modifier_options = ['--kill-after=10', f'{self.limit_s}s']
+        rule = self.current_partition.extras.get('time_limits') or {}
+        multiple = self.limit_multiple or rule.get('multiple')
+        floor = self.limit_floor_s or rule.get('floor_s')
+        if partition_model(self).source != 'default' or self.limit_multiple \
+                or self.limit_floor_s:
+            self.limit_s = costmodel.time_limit(pred, multiple, floor)
+            self._limit_rule = (multiple, floor)
+            _, _, grace = costmodel.limit_rule()
+            self.time_limit = f'{self.limit_s * self.launches() + grace}s'
+            self.job.launcher.modifier = 'timeout'
+            self.job.launcher.modifier_options = ['--kill-after=10', f'{self.limit_s}s']
         plan = self.sweep_plan()
         self.prerun_cmds = [*self.prerun_cmds, scale_audit.plan_line(
             self.benchmark, self.num_tasks, plan.sizes[-1] if plan and plan.sizes else None,
@@ -144,13 +157,12 @@ class ScaleAware(rfm.RegressionTestPlugin):
     def stopped_at_limit(self, stdout: str, stderr: str) -> str | None:
         """The explanation when the launch was stopped at its limit, else None."""
         found = _LAUNCH.findall(stderr)
-        if not found or int(found[-1][0]) != TIMED_OUT:
+        if not found or int(found[-1][0]) != TIMED_OUT or not self.limit_s:
             return None
         rows = _ROW.findall(stdout)
         last = int(rows[-1]) if rows else None
         return f'{self.benchmark} ' + costmodel.slower_message(
-            self.prediction(), self.limit_s, float(found[-1][1]), last, self.limit_multiple,
-            self.limit_floor_s)
+            self.prediction(), self.limit_s, float(found[-1][1]), last, *self._limit_rule)
 
     def not_measured(self, stderr: str) -> list[int]:
         """Sizes OSU announced or was predicted not to run; records why (and logs it)."""
