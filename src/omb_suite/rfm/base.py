@@ -123,6 +123,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
     def program(self) -> str:
         """The OSU program by absolute path, or a skip saying how to get it."""
         extras = self.current_environ.extras
+        absent = catalogue.get(self.benchmark).missing_from(self.osu_version)
+        if absent:
+            self.skip(f'{absent}: build a newer OSU for this environment (docs/spack.md)')
         roots = [self.osu_root, extras.get('osu_root'), os.environ.get('OSU_ROOT')]
         try:
             return str(binaries.find_osu_binary(self.benchmark, roots, self.search_path()))
