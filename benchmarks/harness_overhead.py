@@ -230,10 +230,29 @@ def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str]
             'launches': float(len(commands))}
 
 
+def environ_with_osu(asked: str | None) -> str:
+    """The environment to time: the one asked for if it has OSU, else the first Open MPI
+    one with OSU; a clear stop naming those that have one otherwise."""
+    with_osu = [e for e in environs.load_registry() if e.get('osu_root')]
+    if not with_osu:
+        raise SystemExit('no OSU registered: run omb-setup (or quickstart) first')
+    names = [e['name'] for e in with_osu]
+    if asked is not None:
+        if asked not in names:
+            raise SystemExit(f'environment {asked!r} has no OSU registered; environments '
+                             f'with OSU: {", ".join(names)} (pass one with --environ)')
+        return asked
+    chosen = next((e for e in with_osu if e.get('mpi_family') == 'openmpi'), with_osu[0])
+    print(f"environment: {chosen['name']} (OSU {chosen.get('osu_version')}; --environ to "
+          f"choose another of {', '.join(names)})")
+    return chosen['name']
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--repeat', type=int, default=5, help='rounds of (a) and listing (median)')
-    p.add_argument('--environ', default='system-openmpi', help='environment for (a)')
+    p.add_argument('--environ', help='environment for (a) (default: the first registered '
+                   'Open MPI one that has OSU, e.g. spack-openmpi after quickstart)')
     p.add_argument('--mode', default='', help='ReFrame mode for (b), e.g. quick')
     p.add_argument('--no-verdict', action='store_true', help='skip (b) on local')
     p.add_argument('--hpctestlib-reframe', metavar='REFRAME',
@@ -241,8 +260,7 @@ def main() -> int:
     p.add_argument('--cluster', action='store_true',
                    help='also (b) on the mini-cluster in one allocation (tests/cluster/up)')
     args = p.parse_args()
-    if not any(e.get('osu_root') for e in environs.load_registry()):
-        raise SystemExit('no OSU registered: run omb-setup (or quickstart) first')
+    args.environ = environ_with_osu(args.environ)
     mode = ['--mode', args.mode] if args.mode else []
     report: dict[str, dict[str, float]] = {}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omb_suite import catalogue
+from omb_suite import catalogue, mpilib
 
 REPO = Path(__file__).resolve().parents[1]
 REFRAME = str(Path(sys.executable).parent / 'reframe')
@@ -72,15 +72,18 @@ def mpich_prefix(root: Path) -> Path:
 
 def local_registry(tmp: Path, osu_openmpi: str | None = None,
                    osu_mpich: str | None = None) -> Path:
-    """The Debian MPIs installed here, with the given OSU builds (None: no OSU)."""
+    """The Debian MPIs installed here, with the given OSU builds (None: no OSU), and their
+    versions as omb-setup registers them."""
     entries = []
     if OPENMPI:
         entries.append({'name': 'system-openmpi', 'mpi_family': 'openmpi',
+                        'mpi_version': mpilib.library_version('openmpi'),
                         'osu_root': osu_openmpi, 'source': 'system'})
     if MPICH:
+        bin_dir = str(mpich_prefix(tmp))
         entries.append({'name': 'system-mpich', 'mpi_family': 'mpich',
-                        'osu_root': osu_mpich, 'path': [str(mpich_prefix(tmp))],
-                        'source': 'system'})
+                        'mpi_version': mpilib.library_version('mpich', bin_dir),
+                        'osu_root': osu_mpich, 'path': [bin_dir], 'source': 'system'})
     return write_registry(tmp / 'environments.json', entries)
 
 

@@ -51,7 +51,7 @@ esac
 #: Variables a user may have set that change what omb-setup does; tests start without them.
 SETUP_VARIABLES = ('OSU_ROOT', 'OMB_ENVIRONMENTS_FILE', 'OMB_NO_BUILD', 'OMB_SPACK_MIRROR',
                    'OMB_SPACK_INSTALL_ARGS', 'OMB_SPACK_GIT', 'OMB_SPACK_PACKAGES_GIT',
-                   'OMB_SPACK_SITE_DIR', 'SPACK_PYTHON')
+                   'OMB_SPACK_SITE_DIR', 'SPACK_PYTHON', 'OMB_OSU_VERSION')
 
 
 def debian_machine(tmp_path: Path, monkeypatch) -> Path:

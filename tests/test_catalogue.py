@@ -102,3 +102,14 @@ def test_every_program_names_the_check_that_runs_it():
                for path in (REPO / 'reframe' / 'checks').rglob('*.py')
                for line in path.read_text().splitlines() if line.startswith('class ')}
     assert checks <= defined, checks - defined
+
+
+@pytest.mark.parametrize('name, version, missing', [
+    ('osu_bw_fan_in', '7.3', True), ('osu_bw_fan_in', '7.4', False),
+    ('osu_latency_persistent', '7.1-1', False), ('osu_latency_persistent', '7.0.1', True),
+    ('osu_alltoallw', '6.2', False), ('osu_latency', None, False)])
+def test_program_newer_than_the_installed_osu_is_known_missing(name, version, missing):
+    reason = catalogue.get(name).missing_from(version)
+    assert (reason is not None) == missing
+    if missing:
+        assert f'OSU {version} has no {name}' in reason

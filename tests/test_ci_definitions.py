@@ -67,30 +67,51 @@ def test_readme_names_the_two_commands():
 
 
 def test_ci_runs_the_readme_commands_without_a_build_when_it_has_no_sources(tmp_path):
-    box = Sandbox(tmp_path, ['.ci/run'])
+    box = Sandbox(tmp_path / 'main', ['.ci/run'])
     done = box.run('bash .ci/run')
     assert done.returncode == 0, done.stdout + done.stderr
-    assert box.calls() == ['install-deps.sh --cluster --browser',
-                           'quickstart.sh --no-build --mode quick', 'run-tests.sh']
+    assert box.calls() == ['install-deps.sh --cluster --browser', 'quickstart.sh --no-build',
+                           'run-tests.sh']
     assert 'SKIP mini-cluster: not root' in done.stdout
-    assert 'OMB_SPACK_MIRROR not set: no OSU build' in done.stdout
+    assert 'no Spack sources, so no OSU build' in done.stdout
+    assert 'CI phase times (exit 0)' in done.stdout
 
 
 def test_ci_builds_osu_when_given_spack_sources(tmp_path):
-    box = Sandbox(tmp_path, ['.ci/run'])
+    box = Sandbox(tmp_path / 'main', ['.ci/run'])
     sources = {'OMB_SPACK_GIT': '/srv/spack.git', 'OMB_SPACK_PACKAGES_GIT': '/srv/pk.git',
                'OMB_SPACK_MIRROR': '/srv/mirror'}
     assert box.run('bash .ci/run', **sources).returncode == 0
-    assert 'quickstart.sh --mode quick' in box.calls()
+    assert 'quickstart.sh' in box.calls()
+
+
+def test_ci_builds_osu_73_from_the_mirror_beside_the_checkout_and_tests_with_it(tmp_path):
+    box = Sandbox(tmp_path / 'main', ['.ci/run'])
+    mirror = tmp_path / 'shared' / 'mirror'
+    for sub in ('spack.git', 'spack-packages.git', 'spack-mirror/_source-cache'):
+        (mirror / sub).mkdir(parents=True)
+    script(box.root / 'scripts/quickstart.sh', 'echo "quickstart$* OSU=$OMB_OSU_VERSION '
+           'GIT=$OMB_SPACK_GIT MIRROR=$OMB_SPACK_MIRROR" >> "$STANDIN_LOG"')
+    script(box.root / 'scripts/run-tests.sh', 'echo "run-tests OSU_ROOT=$OSU_ROOT '
+           'OSU_ROOT_MPICH=${OSU_ROOT_MPICH:-none}" >> "$STANDIN_LOG"')
+    view = box.root / 'spack/environments/openmpi/.spack-env/view'
+    (view / 'libexec/osu-micro-benchmarks').mkdir(parents=True)
+    done = box.run('bash .ci/run')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f'using the source mirror {mirror}' in done.stdout
+    assert box.calls()[1:] == [
+        f'quickstart OSU=7.3 GIT={mirror}/spack.git MIRROR={mirror}/spack-mirror',
+        f'run-tests OSU_ROOT={view} OSU_ROOT_MPICH=none']
 
 
 def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):
-    box = Sandbox(tmp_path, ['.ci/run'])
-    script(tmp_path / 'scripts/quickstart.sh', f'{LOGGER.replace("${STANDIN_RC:-0}", "3")}')
+    box = Sandbox(tmp_path / 'main', ['.ci/run'])
+    script(box.root / 'scripts/quickstart.sh', f'{LOGGER.replace("${STANDIN_RC:-0}", "3")}')
     done = box.run('bash .ci/run', STANDIN_UID='0', STANDIN_IP_RC='0')
     assert done.returncode == 3
     assert box.calls() == ['install-deps.sh --cluster --browser', 'up',
-                           'quickstart.sh --no-build --mode quick', 'down']
+                           'quickstart.sh --no-build', 'down']
+    assert 'CI phase times (exit 3)' in done.stdout and 'mini-cluster down' in done.stdout
 
 
 @pytest.mark.parametrize(('args', 'setup', 'reframe'), [

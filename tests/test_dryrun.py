@@ -35,8 +35,9 @@ def test_default_run_is_the_verdict_set(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '-l', registry=registry)
     assert out.returncode == 0, out.stdout + out.stderr
     names = _listed(out.stdout)
-    # a 1-node, 1-socket, 2-core machine: intra-socket placements only, scale 2, one node
-    assert len(names) == 3 + 6 + 1 + 1 + 1, names
+    # a 1-node, 1-socket, 2-core machine: one case per verdict program (intra-socket
+    # placements only, host buffers, scale 2, one node)
+    assert len(names) == sum(map(len, catalogue.verdict_set().values())), names
     # the collectives' results: one correctness run they all depend on (listed under each)
     assert '^OsuCollectiveCorrectness %scale=2 %mapping=core' in out.stdout
     assert 'OsuPt2Pt %benchmark=osu_latency %placement=intra_socket %buffers=H H' in names

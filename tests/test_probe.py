@@ -79,7 +79,7 @@ def test_wrapper_sees_the_binding_the_program_runs_with(launcher, options):
                   '"s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"')
     assert out.returncode == 0, out.stderr
     places = probe.parse_probe(out.stderr, expect_ranks=2)
-    placements.verify_pair('intra_socket', places)
+    placements.placement('intra_socket').verify(places)
     seen = dict(line.split() for line in out.stdout.splitlines())
     assert {str(p.rank): ','.join(map(str, sorted(p.cpus))) for p in places} == seen
 
@@ -90,7 +90,7 @@ def test_wrapper_binds_gpus_under_real_launcher(launcher):
                   'echo "visible=$CUDA_VISIBLE_DEVICES"')
     assert out.returncode == 0, out.stderr
     bindings = probe.parse_bindings(out.stderr)
-    placements.verify_gpus(bindings, probe.parse_probe(out.stderr, expect_ranks=2))
+    probe.verify_gpus(bindings, probe.parse_probe(out.stderr, expect_ranks=2))
     assert [(b.rank, b.device) for b in bindings] == [(0, '0'), (1, '3')]
     assert out.stdout.count('visible=0,3') == 2
 

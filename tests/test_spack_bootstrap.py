@@ -284,3 +284,60 @@ def test_fingerprint_covers_the_recipe(machine):
     recipe = next((machine.repo / 'spack/repo').rglob('package.py'))
     script(recipe, recipe.read_text() + '\n# changed\n')
     assert spack_build.fingerprint(machine.repo, env_dir, 'local', spack) != before
+
+
+def test_no_network_then_offline_sources_just_works(machine, monkeypatch, capsys):
+    """A first run without network fails and leaves nothing behind; the second, given the
+    local repositories, bootstraps without asking anyone to remove anything."""
+    monkeypatch.delenv('OMB_SPACK_GIT')  # the pinned URL is https://127.0.0.1:9/spack.git
+    assert machine.setup() == 1
+    root = spack_bootstrap.root(machine.repo)
+    assert not (root / 'spack').exists()
+    assert not list(root.glob('.spack.partial-*'))
+    monkeypatch.setenv('OMB_SPACK_GIT', str(machine.spack_src))
+    capsys.readouterr()
+    assert machine.setup() == 0
+    assert spack_bootstrap.head(root / 'spack') == machine.spack_commit
+
+
+def test_empty_repository_left_by_an_older_failed_fetch_is_resumed(machine):
+    root = spack_bootstrap.root(machine.repo)
+    (root / 'spack').mkdir(parents=True)
+    spack_bootstrap.git('init', '-q', root / 'spack')
+    assert machine.setup() == 0
+    assert spack_bootstrap.head(root / 'spack') == machine.spack_commit
+
+
+def test_checkout_with_files_but_no_git_is_still_refused(machine, capsys):
+    root = spack_bootstrap.root(machine.repo)
+    (root / 'spack').mkdir(parents=True)
+    (root / 'spack' / 'mine.txt').write_text('a user file')
+    assert machine.setup() == 1
+    assert 'exists but is not a git checkout: remove it' in capsys.readouterr().err
+    assert (root / 'spack' / 'mine.txt').is_file()
+
+
+def test_osu_version_replaces_the_common_requirement_and_rebuilds(machine, monkeypatch):
+    machine.spack_on_path()
+    assert machine.setup('--env', 'openmpi') == 0
+    scope = machine.repo / '.omb/spack-config'
+    assert not (scope / 'packages.yaml').exists()
+    machine.log.unlink()
+    monkeypatch.setenv('OMB_OSU_VERSION', '7.3')
+    assert machine.setup('--env', 'openmpi') == 0
+    assert yaml.safe_load((scope / 'packages.yaml').read_text()) == {
+        'packages': {'osu-micro-benchmarks': {'require:': ['@7.3']}}}
+    calls = [c for c in spack_calls(machine.log) if ' -e ' in c]
+    assert len(calls) == 2 and all(c.startswith(f'-C {scope} -e ') for c in calls)
+    machine.log.unlink()
+    monkeypatch.delenv('OMB_OSU_VERSION')
+    assert machine.setup('--env', 'openmpi') == 0  # back to common.yaml's version: rebuilt
+    assert not (scope / 'packages.yaml').exists()
+    assert builds(spack_calls(machine.log)) == [('openmpi', 'concretize'), ('openmpi', 'install')]
+
+
+def test_osu_version_the_recipe_does_not_declare_is_refused(machine, capsys):
+    machine.spack_on_path()
+    assert machine.setup('--env', 'openmpi', '--osu-version', '7.9') == 1
+    err = capsys.readouterr().err
+    assert "OSU version '7.9' is not one our recipe declares" in err and '7.3' in err

@@ -4,6 +4,7 @@ which options it takes. The only place that knows OSU's programs and their optio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -60,6 +61,18 @@ class Benchmark:
         """One element whatever ``-m`` says (fetch-and-op, compare-and-swap)."""
         return self.max_size == 1
 
+    def missing_from(self, osu_version: str | None) -> str | None:
+        """Why OSU ``osu_version`` has no such program (it is older than ``since``), or
+        None when it has it or the version is unknown."""
+        if osu_version and release(osu_version) < release(self.since):
+            return f'OSU {osu_version} has no {self.name} (it exists since OSU {self.since})'
+        return None
+
+
+def release(version: str) -> tuple[int, ...]:
+    """'7.1-1' -> (7, 1, 1), '5.6.3' -> (5, 6, 3): OSU versions in release order."""
+    return tuple(int(n) for n in re.findall(r'\d+', version))
+
 
 @cache
 def _data() -> dict[str, Any]:
@@ -104,6 +117,12 @@ def names(*kinds: str) -> list[str]:
 def verdict(kind: str) -> list[str]:
     """The programs of a kind in the default verdict set (``data/catalogue.yaml``)."""
     return list(_data()['verdict'][kind])
+
+
+def verdict_set() -> dict[str, list[str]]:
+    """Every kind of the verdict set with its programs, in the catalogue's order."""
+    return {kind: list(names) for kind, names in _data()['verdict'].items()
+            if isinstance(names, list)}
 
 
 def check_of(name: str) -> str:

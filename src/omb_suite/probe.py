@@ -8,7 +8,8 @@ Two producers print the same ``PROBE`` lines:
 - ``job_sources/placement_probe.c``, a tiny MPI program (rank 0 gathers and prints every line, then
   ``PROBE done``), run by the ``PlacementProbe`` check where no OSU is installed yet.
 
-This module reads those lines; :mod:`omb_suite.placements` judges them against a placement.
+This module reads those lines and checks what every run must satisfy (node count, one rank
+per core, one GPU per rank); :mod:`omb_suite.placements` judges them against a placement.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ PROBE_SOURCE = 'placement_probe.c'
 
 class ProbeError(ValueError):
     """The probe output is missing, incomplete, or garbled."""
+
+
+class WrongPlacement(ValueError):
+    """The ranks are not where the placement or mapping says (asked vs observed)."""
 
 
 @dataclass(frozen=True)
@@ -161,3 +166,40 @@ def _run(run: list[RankPlace]) -> str:
     numa = frozenset(n for p in run for n in p.numa)
     return (f'{run[0].host}:cpu{min(run[0].cpus)}..{min(run[-1].cpus)}/s{_fmt(sockets)}'
             f'/n{_fmt(numa)}')
+
+
+def wrong_placement(what: str, problem: str, places: list[RankPlace]) -> WrongPlacement:
+    shown = '; '.join(p.describe() for p in places)
+    return WrongPlacement(f'{what} does not hold: {problem} (observed: {shown})')
+
+
+def verify_ranks(places: list[RankPlace], *, nodes: int, oversubscribed: bool = False) -> None:
+    """Ranks on exactly ``nodes`` hosts, no two pinned to one CPU (unless oversubscribed)."""
+    hosts = {p.host for p in places}
+    if len(hosts) != nodes:
+        raise wrong_placement(f'{nodes} node(s)', f'the ranks run on {len(hosts)}', places)
+    if oversubscribed:
+        return
+    pinned: dict[tuple[str, frozenset[int]], int] = {}
+    for place in places:
+        if len(place.cpus) == 1:
+            other = pinned.setdefault((place.host, place.cpus), place.rank)
+            if other != place.rank:
+                raise wrong_placement('one rank per core', f'ranks {other} and {place.rank} are '
+                                      f'both bound to CPU {min(place.cpus)} of {place.host}',
+                                      places)
+
+
+def verify_gpus(bindings: list[Binding], places: list[RankPlace]) -> None:
+    """Every rank reported its GPU and no two ranks of one host share one."""
+    if len(bindings) != len(places):
+        raise wrong_placement('one GPU per rank', f'{len(bindings)} GPU bindings for '
+                              f'{len(places)} ranks (the rank wrapper did not report a device '
+                              'for every rank)', places)
+    seen: dict[tuple[str, str], int] = {}
+    for b in bindings:
+        if (b.host, b.device) in seen:
+            raise wrong_placement('one GPU per rank', f'ranks {seen[b.host, b.device]} and '
+                                  f'{b.rank} share GPU {b.device} on {b.host} (visible '
+                                  f'{b.visible})', places)
+        seen[b.host, b.device] = b.rank

@@ -5,6 +5,8 @@
 
 # shellcheck disable=SC2034  # the settings are used by the scripts that source this file
 CLUSTER_DIR=${OMB_CLUSTER_DIR:-/tmp/omb-minicluster}
+# This checkout (kept visible on the nodes when it lives in /tmp, as a CI clone may)
+CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 NODES=(node1 node2)
 declare -A NODE_ADDR=([node1]=10.99.0.1 [node2]=10.99.0.2)
 CTLD_NODE=node1

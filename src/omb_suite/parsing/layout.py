@@ -3,9 +3,10 @@
 The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sources of 5.6,
 5.9, 7.0, 7.4 and 7.5); the differences between releases that matter here:
 
-- 7.0 prints no datatype line; 7.1 and 7.2 print `# Datatype: MPI_CHAR.` AFTER the column
-  header of point-to-point tables, 7.3 and later BEFORE it;
-- 5.x to 7.2 label point-to-point latency "Latency (us)", 7.3+ "Avg Latency(us)";
+- 7.0 prints no datatype line; 7.1 to 7.3 print `# Datatype: MPI_CHAR.` AFTER the column
+  header of point-to-point tables, 7.4 and later BEFORE it (collectives: before in 7.3 too);
+- 7.3's osu_mbw_mr prints its title line twice, one after the other (`find_titles`);
+- 5.x to 7.3 label point-to-point latency "Latency (us)", 7.4+ "Avg Latency(us)";
 - 5.x to 7.2 point-to-point tables start at size 0; 7.3+ never print size 0;
 - accelerator builds add `-CUDA`, `-ROCM`, `-OPENACC` to the title and a buffer line
   (`# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)`, one-sided: `# Rank 0 Memory
@@ -137,6 +138,37 @@ def first_cause(lines: list[str], first: int = 1) -> Cause | None:
             if not is_command(line) and pattern.search(line):
                 return Cause(number, line.strip(), fatal=fatal)
     return None
+
+
+@dataclass(frozen=True)
+class Title:
+    """A title line: where it is (a repeat right after it counts as the same) and its parts."""
+
+    number: int  # 1-based line number of the title
+    last: int  # line number of its last identical repeat (`number` if it has none)
+    title: str
+    version: str | None
+
+
+def find_titles(lines: list[str], first: int = 1) -> list[Title]:
+    """The title lines of `lines` (numbered from `first`). OSU 7.3's osu_mbw_mr prints its
+    title twice, one line after the other: a title identical to the previous one with no '#'
+    line between them (no column header, no metadata: no table) is that same header
+    repeated, not a second benchmark."""
+    found: list[Title] = []
+    previous, hashed = "", False
+    for number, raw in enumerate(lines, first):
+        line = raw.strip()
+        if match := TITLE_RE.match(line):
+            if found and not hashed and line == previous:
+                found[-1] = Title(found[-1].number, number, found[-1].title, found[-1].version)
+            else:
+                version = match["version"] or match["old_version"]
+                found.append(Title(number, number, match["title"], version))
+            previous, hashed = line, False
+        elif line.startswith("#"):
+            hashed = True
+    return found
 
 
 def version_problem(version: str | None) -> str | None:

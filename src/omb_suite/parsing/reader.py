@@ -76,19 +76,18 @@ def _message(title: str, problems: list[str], cause: L.Cause | None) -> str:
 
 
 def _find_title(lines: list[str], first: int, cause: L.Cause | None) -> tuple[int, str, str | None]:
-    found = [
-        (n, m) for n, line in enumerate(lines, first) if (m := L.TITLE_RE.match(line.strip()))
-    ]
+    """(line number, title, version) of the one title; the number is that of its last
+    repeat (OSU 7.3's osu_mbw_mr prints it twice), where the body starts."""
+    found = L.find_titles(lines, first)
     if not found:
         raise OsuParseError(_no_title(lines, first, cause))
     if len(found) > 1:
-        numbers = ", ".join(str(n) for n, _ in found)
+        numbers = ", ".join(str(title.number) for title in found)
         raise OsuParseError(
             f"OSU output holds {len(found)} benchmark headers (lines {numbers}): "
             "parse each benchmark's output on its own (omb_suite.parsing.split_outputs)"
         )
-    number, match = found[0]
-    return number, match["title"], match["version"] or match["old_version"]
+    return found[0].last, found[0].title, found[0].version
 
 
 def _no_title(lines: list[str], first: int, cause: L.Cause | None) -> str:

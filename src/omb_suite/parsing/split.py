@@ -36,14 +36,15 @@ class OsuOutput:
 
 
 def split_outputs(text: str) -> list[OsuOutput]:
-    """One output per '# OSU MPI ... Test' title: from the title to the line before the
+    """One output per '# OSU MPI ... Test' title (a title repeated right after itself, as
+    OSU 7.3's osu_mbw_mr prints it, is one): from the title to the line before the
     next one, with the '# Key: value' lines right above the title (osu_latency_mt prints its
     thread counts there). Lines before the first title go with the first output. What
     follows a table until the next title (timings, the next command, a failed run that
     printed no title) stays with that table, so a failure there refuses the table rather
     than letting it pass."""
     lines = text.splitlines()
-    starts = [i for i, line in enumerate(lines) if L.TITLE_RE.match(line.strip())]
+    starts = [title.number for title in L.find_titles(lines, 0)]
     cuts = [0, *(_own_preamble(lines, i) for i in starts[1:]), len(lines)]
     return [
         OsuOutput(first_line=a + 1, lines=tuple(lines[a:b]))

@@ -24,8 +24,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import binaries, catalogue, parsing, placements, probe
+from omb_suite import binaries, catalogue, parsing, probe
 from omb_suite.failures import failure_cause
+from omb_suite.placements import Placing
 from omb_suite.rfm import mv2
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.setup.environs import repo_root
@@ -35,18 +36,6 @@ from omb_suite.topology import Topology, of_partition
 def references_dir() -> Path:
     """``$RFM_REFERENCE_PREFIX``, else the repository's ``reframe/references``."""
     return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
-
-
-def launch_options(test: rfm.RegressionTest, table, name: str) -> list[str]:
-    """srun's ``--mpi`` plugin plus the options of ``table`` (``placements.placement_options``
-    or ``mapping_options``) for the test's partition and MPI; a step of an allocation
-    (``srunalloc``) also names its node count, as a batch job would."""
-    part = test.current_partition
-    launcher = part.launcher_type.registered_name
-    family = test.current_environ.extras.get('mpi_family')
-    nodes = [f'--nodes={test.num_nodes}'] if launcher == 'srunalloc' else []
-    return [*nodes, *placements.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
-            *table(name, launcher, family, part.extras.get('placement_options'))]
 
 
 class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
@@ -137,6 +126,9 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
     def program(self) -> str:
         """The OSU program by absolute path, or a skip saying how to get it."""
         extras = self.current_environ.extras
+        absent = catalogue.get(self.benchmark).missing_from(self.osu_version)
+        if absent:
+            self.skip(f'{absent}: build a newer OSU for this environment (docs/spack.md)')
         roots = [self.osu_root, extras.get('osu_root'), os.environ.get('OSU_ROOT')]
         try:
             return str(binaries.find_osu_binary(self.benchmark, roots, self.search_path()))
@@ -184,11 +176,17 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
         """Launcher options that place the ranks; children define the placement."""
         return []
 
-    def place_with(self, table, name: str) -> list[str]:
-        """Launcher options of a placement or mapping (see :func:`launch_options`); a library
-        that binds the ranks itself (MVAPICH2) gets its own variables for it (:mod:`.mv2`)."""
-        self.env_vars = {**self.env_vars, **mv2.binding_env(self, name)}
-        return launch_options(self, table, name)
+    def placing(self) -> Placing | None:
+        """The placement or mapping the ranks follow (children say which), or ``None``."""
+        return None
+
+    @run_before('run')
+    def bind_as_mvapich2_needs(self):
+        """A library that binds the ranks itself (MVAPICH2) gets its own variables for the
+        placement or mapping (:mod:`.mv2`); ``{}`` for every other library."""
+        where = self.placing()
+        if where is not None:
+            self.env_vars = {**self.env_vars, **mv2.binding_env(self, where)}
 
     def wrapper_options(self) -> list[str]:
         """Options of the per-rank wrapper before the OSU program (``--gpu`` for GPUs)."""
@@ -237,7 +235,7 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
                 self, probe.parse_probe(stderr, expect_ranks=self.num_tasks), stderr)
             self.placement_observed = probe.observed(places)
             self.check_placement(places)
-        except (probe.ProbeError, placements.WrongPlacement) as err:
+        except (probe.ProbeError, probe.WrongPlacement) as err:
             cause = failure_cause(stderr)
             raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
 

@@ -30,8 +30,8 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
-from omb_suite import catalogue, evidence, mpilib, parsing, placements, topology
-from omb_suite.rfm import mv2
+from omb_suite import catalogue, evidence, mpilib, parsing, placements, probe, topology
+from omb_suite.rfm import mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
 
 
@@ -43,26 +43,28 @@ class CollectiveJob(OsuRunBase):
     #: :type: :class:`int` :default: ``1``
     oversubscribe = variable(int, value=1, loggable=False)
 
+    def placing(self) -> placements.Mapping:
+        return placements.mapping(self.mapping)
+
     @run_after('setup')
     def shape_job(self):
         """Job resources from scale and mapping; skip when the partition cannot offer them."""
-        shape = placements.job_shape(self.scale, self.mapping, self.topology, self.oversubscribe)
+        shape = self.placing().job_shape(self.scale, self.topology, self.oversubscribe)
         self.skip_if(isinstance(shape, str), f'{shape} ({self.current_partition.fullname})')
         self.num_tasks, self.num_nodes = shape.num_tasks, shape.num_nodes
         self.num_tasks_per_node = shape.tasks_per_node
 
     def launcher_options(self) -> list[str]:
-        options = self.place_with(placements.mapping_options, self.mapping)
+        options = site_offers.placed_launch(self, self.placing())
         if self.oversubscribe <= 1:
             return options
         launcher = self.current_partition.launcher_type.registered_name
         return placements.oversubscribe_options(
-            options, placements.launcher_key(launcher, self.mpi_family))
+            options, placements.launcher_dialect(launcher, self.mpi_family))
 
     def check_placement(self, places):
-        placements.verify_ranks(places, nodes=self.num_nodes,
-                               oversubscribed=self.oversubscribe > 1)
-        placements.verify_mapping(self.mapping, places, self.num_tasks_per_node)
+        probe.verify_ranks(places, nodes=self.num_nodes, oversubscribed=self.oversubscribe > 1)
+        self.placing().verify(places, self.num_tasks_per_node)
 
 
 def _known_defect(test: OsuCollectiveBase) -> bool:

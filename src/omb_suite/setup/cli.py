@@ -230,7 +230,8 @@ def spack_entries(args: argparse.Namespace, repo: Path, lacking: list[str],
     spack = choose_spack(args, repo, names, progress)
     if spack is not None and names:
         mirror = Path(args.mirror).resolve() if args.mirror else None
-        spack_build.build(spack, repo, args.site, names, mirror, args.install_arg, progress)
+        spack_build.build(spack, repo, args.site, names, mirror, args.install_arg, progress,
+                          args.osu_version)
     return [spack_envs.registry_entry(repo, d) for d in spack_envs.built_environments(repo)]
 
 
@@ -269,7 +270,8 @@ def parser() -> argparse.ArgumentParser:
         '  omb-setup --no-build                # only register what is installed\n'
         '  OSU_ROOT=$HOME/osu omb-setup --no-spack   # an OSU you built yourself\n'
         'environment variables: OMB_NO_BUILD=1 (--no-build), OMB_SPACK_MIRROR=DIR (--mirror),\n'
-        'OMB_SPACK_INSTALL_ARGS="ARG ..." (--install-arg), and, without network, local\n'
+        'OMB_OSU_VERSION=7.3 (--osu-version), OMB_SPACK_INSTALL_ARGS="ARG ..." (--install-arg),\n'
+        'and, without network, local\n'
         'repositories holding the pinned commits: OMB_SPACK_GIT, OMB_SPACK_PACKAGES_GIT.\n'
         'See docs/spack.md ("Offline and air-gapped").')
     p.add_argument('--repo', help='checkout root (default: the one omb_suite is installed from)')
@@ -287,6 +289,9 @@ def parser() -> argparse.ArgumentParser:
                    '(default: local = Debian/Ubuntu packages)')
     p.add_argument('--mirror', metavar='DIR', default=env.get('OMB_SPACK_MIRROR') or None,
                    help='Spack source mirror for offline builds (default: $OMB_SPACK_MIRROR)')
+    p.add_argument('--osu-version', metavar='VERSION', default=env.get('OMB_OSU_VERSION') or None,
+                   help='OSU version to build, one our recipe declares (default: '
+                   '$OMB_OSU_VERSION, else the one spack/environments/common.yaml requires)')
     p.add_argument('--install-arg', action='append', metavar='ARG',
                    default=shlex.split(env.get('OMB_SPACK_INSTALL_ARGS', '')),
                    help='extra argument for `spack install`, e.g. --install-arg=-j8; repeatable '

@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,23 +100,56 @@ def source_of(pin: Pin, environ: Mapping[str, str]) -> str:
     return str(path.resolve()) if path.exists() else local
 
 
+def left_by_failed_fetch(dest: Path) -> bool:
+    """``dest`` holds nothing a fetch finished: an empty folder, or a ``git init`` with no
+    commit and no files (what omb-setup before 2026-11 left when a fetch failed)."""
+    entries = {p.name for p in dest.iterdir()} if dest.is_dir() else {'?'}
+    if not entries:
+        return True
+    if entries != {'.git'}:
+        return False
+    return git('-C', dest, 'rev-parse', '--verify', '-q', 'HEAD').returncode != 0
+
+
+def fetch_new(pin: Pin, dest: Path, source: str) -> subprocess.CompletedProcess:
+    """Fetch the pinned commit into a temporary sibling of ``dest``, moved into place only
+    when complete: a failed or interrupted fetch leaves nothing that blocks the next run."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    for stale in dest.parent.glob(f'.{dest.name}.partial-*'):
+        shutil.rmtree(stale, ignore_errors=True)  # an interrupted run's
+    tmp = Path(tempfile.mkdtemp(prefix=f'.{dest.name}.partial-', dir=dest.parent))
+    try:
+        done = git('init', '-q', tmp)
+        if done.returncode == 0:
+            done = git('-C', tmp, 'fetch', '-q', '--depth', '1', source, pin.commit)
+        if done.returncode == 0:
+            done = git('-C', tmp, 'checkout', '-q', '--detach', 'FETCH_HEAD')
+        if done.returncode == 0:
+            tmp.rename(dest)
+        return done
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def checkout(pin: Pin, dest: Path, source: str, progress: Progress, key: str) -> None:
     """Put ``dest`` at the pinned commit: nothing to do when it is there already."""
     found = head(dest)
     if found == pin.commit:
         return
     if dest.exists() and found is None:
-        raise SpackSetupError(f'{dest} exists but is not a git checkout: remove it and run '
-                              f'omb-setup again')
+        if not left_by_failed_fetch(dest):
+            raise SpackSetupError(f'{dest} exists but is not a git checkout: remove it and '
+                                  f'run omb-setup again')
+        shutil.rmtree(dest)
     was = f', replacing {found[:10]}' if found else ''
     with progress.step(f'clone_{key}', f'fetch {pin.name} {pin.version} '
                        f'({pin.commit[:10]}) from {source}{was}'):
         if found is None:
-            dest.mkdir(parents=True)
-            git('init', '-q', dest)
-        done = git('-C', dest, 'fetch', '-q', '--depth', '1', source, pin.commit)
-        if done.returncode == 0:
-            done = git('-C', dest, 'checkout', '-q', '--detach', 'FETCH_HEAD')
+            done = fetch_new(pin, dest, source)
+        else:
+            done = git('-C', dest, 'fetch', '-q', '--depth', '1', source, pin.commit)
+            if done.returncode == 0:
+                done = git('-C', dest, 'checkout', '-q', '--detach', 'FETCH_HEAD')
         if done.returncode != 0 or head(dest) != pin.commit:
             raise SpackSetupError(step_failures.explain(
                 'git_fetch', done.stderr, name=pin.name, version=pin.version,

@@ -39,8 +39,9 @@ def inputs(repo: Path, env_dir: Path, site: str) -> list[Path]:
     return files
 
 
-def fingerprint(repo: Path, env_dir: Path, site: str, spack: Spack) -> str:
-    digest = hashlib.sha256(f'{spack.executable}\0{site}\0'.encode())
+def fingerprint(repo: Path, env_dir: Path, site: str, spack: Spack,
+                osu_version: str | None = None) -> str:
+    digest = hashlib.sha256(f'{spack.executable}\0{site}\0{osu_version or ""}\0'.encode())
     for path in inputs(repo, env_dir, site):
         digest.update(f'{path}\0'.encode() + path.read_bytes())
     return digest.hexdigest()
@@ -104,13 +105,14 @@ def build_one(argv: list[str], env: dict[str, str], repo: Path, env_dir: Path, s
 
 
 def build(spack: Spack, repo: Path, site: str, names: list[str], mirror: Path | None,
-          install_args: list[str], progress: Progress) -> None:
-    """Build the environments ``names`` on ``site``, reusing those built from the same files."""
-    argv, env = spack_envs.spack_command(spack.executable, repo, site, mirror)
+          install_args: list[str], progress: Progress, osu_version: str | None = None) -> None:
+    """Build the environments ``names`` on ``site`` (OSU ``osu_version``, else the one
+    common.yaml requires), reusing those built from the same files."""
+    argv, env = spack_envs.spack_command(spack.executable, repo, site, mirror, osu_version)
     env.update(spack.env)
     for name in names:
         env_dir = spack_envs.environments_dir(repo) / name
-        digest = fingerprint(repo, env_dir, site, spack)
+        digest = fingerprint(repo, env_dir, site, spack, osu_version)
         if is_fresh(repo, env_dir, digest):
             progress.say(f'reusing environment {name}: built before from the same files, '
                          f'nothing to concretize or build')

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -66,8 +67,10 @@ def required_includes(env_dir: Path) -> list[Path]:
     return paths
 
 
-def spack_command(spack: str, repo: Path, site: str, mirror: Path | None) -> tuple[list, dict]:
-    """The spack argv prefix and environment that select ``site`` and ``mirror``."""
+def spack_command(spack: str, repo: Path, site: str, mirror: Path | None,
+                  osu_version: str | None = None) -> tuple[list, dict]:
+    """The spack argv prefix and environment that select ``site``, ``mirror`` and the OSU
+    version (``None``: the one ``common.yaml`` requires)."""
     site_dir = environments_dir(repo) / 'sites' / site
     if not site_dir.is_dir():
         raise SpackSetupError(f'unknown site {site!r}: no folder {site_dir} '
@@ -77,23 +80,56 @@ def spack_command(spack: str, repo: Path, site: str, mirror: Path | None) -> tup
     if site != DEFAULT_SITE:
         env[SITE_DIR_VAR] = str(site_dir)
     argv = [spack]
-    if mirror is not None:
-        argv += ['-C', str(write_mirror_scope(repo, mirror))]
+    scope = write_command_scope(repo, mirror, osu_version)
+    if scope is not None:
+        argv += ['-C', str(scope)]
     return argv, env
 
 
-def write_mirror_scope(repo: Path, mirror: Path) -> Path:
-    """A config scope (git-ignored) naming the source mirror, so no user config changes."""
-    if not (mirror / '_source-cache').is_dir():
-        raise SpackSetupError(f'{mirror} is not a Spack source mirror (no _source-cache/): '
-                              f'create one with `spack mirror create -d {mirror} ...`')
+def recipe_versions(repo: Path) -> list[str]:
+    """The OSU versions our recipe declares (with their sha256), newest first."""
+    recipe = repo / 'spack' / 'repo' / 'spack_repo' / 'omb' / 'packages' / \
+        'osu_micro_benchmarks' / 'package.py'
+    return re.findall(r'^\s*version\(\s*"([^"]+)"', recipe.read_text(), re.MULTILINE)
+
+
+def osu_version_scope(repo: Path, version: str) -> dict[str, Any]:
+    """packages.yaml content that makes every environment build OSU ``version``.
+
+    ``require::`` replaces common.yaml's requirement instead of adding to it (Spack
+    concatenates lists across scopes, and ``@7.3`` plus ``@7.4`` cannot both hold).
+    """
+    known = recipe_versions(repo)
+    if version not in known:
+        raise SpackSetupError(f'OSU version {version!r} is not one our recipe declares '
+                              f'(spack/repo/.../osu_micro_benchmarks/package.py): choose one '
+                              f'of {", ".join(known)}')
+    return {'packages': {OSU_PACKAGE: {'require:': [f'@{version}']}}}
+
+
+def write_command_scope(repo: Path, mirror: Path | None, osu_version: str | None) -> Path | None:
+    """The git-ignored config scope passed with ``spack -C`` (so no user config changes):
+    the source mirror and the OSU version, when chosen; ``None`` when neither is."""
     scope = repo / '.omb' / 'spack-config'
+    files: dict[str, dict[str, Any]] = {}
+    if mirror is not None:
+        if not (mirror / '_source-cache').is_dir():
+            raise SpackSetupError(f'{mirror} is not a Spack source mirror (no _source-cache/): '
+                                  f'create one with `spack mirror create -d {mirror} ...`')
+        # Source only: a source mirror has no build cache for Spack to look for.
+        files['mirrors.yaml'] = {'mirrors': {'omb-setup-mirror': {
+            'url': mirror.resolve().as_uri(), 'binary': False}}}
+    if osu_version is not None:
+        files['packages.yaml'] = osu_version_scope(repo, osu_version)
     scope.mkdir(parents=True, exist_ok=True)
-    # Source only: a source mirror has no build cache for Spack to look for.
-    mirrors = {'mirrors': {'omb-setup-mirror': {'url': mirror.resolve().as_uri(),
-                                                'binary': False}}}
-    (scope / 'mirrors.yaml').write_text(yaml.safe_dump(mirrors))
-    return scope
+    for name in ('mirrors.yaml', 'packages.yaml'):
+        path = scope / name
+        if name in files:
+            path.write_text('# Written by omb-setup for this run; do not edit.\n'
+                            + yaml.safe_dump(files[name], sort_keys=False))
+        elif path.exists():
+            path.unlink()
+    return scope if files else None
 
 
 def view_dir(env_dir: Path) -> Path:
