@@ -1,13 +1,21 @@
 """The scale audit: the verdict set dry-run on example sites of 1024 nodes (EPYC 2 x 64 cores,
 GPU 4 GPUs and 2 x 32 cores), every generated job script checked against OSU's limits and
-the cost model (omb_suite.scale_audit): 0 violations, and the predicted cost printed."""
+the cost model (omb_suite.scale_audit): 0 violations, and the predicted cost printed. And
+issue 20's reproduction: a size OSU announced it would not run is reported, not failed."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-from rfm_helpers import job_scripts, run_reframe, two_family_registry
+from rfm_helpers import (
+    job_scripts,
+    local_registry,
+    needs_osu,
+    osu_root,
+    run_reframe,
+    two_family_registry,
+)
 
 from omb_suite import scale_audit
 
@@ -46,3 +54,18 @@ def test_the_audit_finds_a_cap_the_plan_does_not_know():
     assert any('GiB of buffers per node' in v for v in audit.violations)
     assert any('without the timeout' in v for v in audit.violations)
     assert any('shorter than the launch limit' in v for v in audit.violations)
+
+
+@needs_osu()
+def test_the_M_reproduction_passes_with_the_sizes_osu_did_not_run_reported(tmp_path):
+    """Real run (OSU on this host): osu_alltoall at 2 ranks with -M 1 MiB stops at 512 KiB;
+    the test passes and says which size was not measured and why."""
+    out = run_reframe(tmp_path, '--system', 'local', '-n',
+                      'OsuCollective%case=osu_alltoall/default%scale=2', '-p', 'system-openmpi',
+                      '-S', 'extra_opts=-M,1048576', '-S', 'iterations=20', '-S', 'warmup=2',
+                      '-r', registry=local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT')),
+                      checks=('osu_collectives.py',))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert ('sizes [1048576] not measured: OSU stops osu_alltoall at 524288 B '
+            '(-M 1048576 / 2 ranks, check_mem_limit); -M was given on the command line'
+            in out.stdout)
