@@ -18,9 +18,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from omb_suite import catalogue, osu_limits
+from omb_suite import catalogue, correctness, osu_limits
 
 PLAN_MARK = '# omb-plan:'
+#: Our collective correctness program (job_sources/collective_check.c): its first argument is
+#: the largest size, and each rank holds two buffers of that size per rank.
+CHECK_PROGRAM, CHECK_BUFFERS = correctness.PROGRAM, 2
 _PLAN = re.compile(r'^# omb-plan: benchmark=(\S+) ranks=(\d+) largest=(\d+|-) '
                    r'predicted_s=([\d.]+) limit_s=(\d+)', re.M)
 _SBATCH = re.compile(r'^#SBATCH --(ntasks|nodes|ntasks-per-node|time)=(\S+)', re.M)
@@ -79,8 +82,9 @@ def launches(script: str) -> list[Launch]:
             rest = rest[2 + (rest[0] == '--gpu'):]
         if not rest:
             continue
-        timeout = (_seconds(tokens[tokens.index('timeout') + 2])
-                   if tokens and tokens[0] == 'timeout' else None)
+        timeout = None
+        if tokens and tokens[0] == 'timeout':
+            timeout = _seconds(next(t for t in tokens[1:] if not t.startswith('-')))
         opts = [t for t in rest[1:] if t not in ('>', '2>&1') and not t.startswith('>')]
         found.append(Launch(Path(rest[0]).name, opts, timeout))
     return found
@@ -143,6 +147,11 @@ def _audit_launch(run: Launch, bench: str, ranks: int, per_node: int, largest: s
         if node_memory and used > node_memory:
             bad.append(f'{run.benchmark}: {used / 2**30:.0f} GiB of buffers per node, the node '
                        f'has {node_memory / 2**30:.0f} GiB')
+    if run.benchmark == CHECK_PROGRAM and node_memory and run.options:
+        used = CHECK_BUFFERS * int(run.options[0]) * ranks * per_node
+        if used > node_memory:
+            bad.append(f'{CHECK_PROGRAM} {run.options[0]}: {used / 2**30:.0f} GiB of buffers '
+                       f'per node, the node has {node_memory / 2**30:.0f} GiB')
     if run.timeout_s is not None and run.timeout_s != limit:
         bad.append(f'timeout {run.timeout_s} s, the plan states {limit} s')
     if run.timeout_s is None and limit:

@@ -19,7 +19,7 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite import catalogue, correctness, costmodel, osu_limits
 from omb_suite.rfm.collective import CollectiveJob
-from omb_suite.rfm.cost import partition_model
+from omb_suite.rfm.cost import node_memory, partition_model
 from omb_suite.rfm.probe import ProbeSourceBuild
 
 
@@ -48,7 +48,15 @@ class CollectiveCorrectnessBase(CollectiveJob):
         return os.path.join(self.check_build.stagedir, self.check_build.executable)
 
     def largest(self) -> int:
-        return self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
+        """The sweep's largest size, but no larger than the measured alltoall runs at this
+        rank count: our program holds a message per rank for every collective (2 buffers of
+        largest x ranks), as OSU's alltoall does, so it takes OSU's cap and memory rule."""
+        asked = self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
+        per_node = self.num_tasks_per_node or max(1, self.num_tasks // max(1, self.num_nodes))
+        plan = osu_limits.plan_sweep('osu_alltoall', self.num_tasks, 1, asked,
+                                     user_mem_limit=None, ranks_per_node=per_node,
+                                     node_memory=node_memory(self))
+        return plan.sizes[-1] if plan.sizes else asked
 
     def osu_options(self) -> list[str]:
         return [str(self.largest()), *self.checked]
