@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from testdata import REPO
 
-from omb_suite import costfit, costmodel, osu_limits
+from omb_suite import catalogue, costfit, costmodel, osu_limits
 
 OURS = REPO / 'tests' / 'review' / 'data' / 'ours' / 'local' / 'default'
 ONE_NODE = costmodel.Shape(2, 1, 2, 2, 'intra_socket')
@@ -99,3 +99,10 @@ def test_malformed_perflog_lines_are_reported_not_dropped(tmp_path):
     log.write_text('\n'.join([*good, good[1].rsplit('|', 1)[0]]) + '\n')
     rows, problems = costfit.read_perflog(log)
     assert len(rows) == 1 and len(problems) == 1 and ':3:' in problems[0]
+
+
+def test_every_collective_of_the_catalogue_has_a_cost():
+    model = costmodel.model_for({})
+    shape = costmodel.Shape(64, 2, 32, 32, 'inter_node')
+    for name in catalogue.names(*catalogue.COLLECTIVE_KINDS):
+        assert costmodel.modelled_unit_us(name, 1024, shape, model) > 0, name
