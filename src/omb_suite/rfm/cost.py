@@ -3,10 +3,13 @@
 Before the run a test plans its sweep (:func:`omb_suite.osu_limits.plan_sweep` at its rank
 count: ``-M`` raised or lowered to what the partition's ``memory_per_node_gib`` allows, the
 sizes OSU will really run), predicts its wall time (:mod:`omb_suite.costmodel` with the
-partition's model: declared ``perf_model`` extras, corrected by the partition's own perflogs)
-and takes its time limit from it. The launch runs under ``timeout``, so a test stopped at its
-limit fails saying predicted vs elapsed; ReFrame's own limit is the backstop, ``grace_s``
-later. ``--dry-run`` ends with the predicted wall time and node-minutes per partition.
+partition's model: declared ``perf_model`` extras, corrected by the partition's own perflogs
+of the test's environment) and, when that model is the partition's own (declared or fitted,
+not the built-in defaults), takes its time limit from it: the launch runs under ``timeout``,
+so a test stopped at its limit fails saying predicted vs elapsed; ReFrame's own limit is the
+backstop, ``grace_s`` later. ``--dry-run`` (and a run) ends with the predicted wall time and
+node-minutes per partition. The job script carries the plan as a comment for the scale audit
+(:mod:`omb_suite.scale_audit`).
 
 Attributes the test must offer by the end of ``setup``: ``benchmark``, the job shape
 (``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``, ``topology``,
