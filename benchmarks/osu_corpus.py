@@ -5,7 +5,7 @@
 Every file is cut into benchmark outputs (`split_outputs`) and each output parsed on its
 own. Each top-level directory is one source (see the corpus README); `constructed/` (made
 here) is counted apart. A file "parses" when every output in it parses. Refusals are
-grouped by the cause their message names.
+grouped by the cause their message names, then listed one by one (file:line: message).
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omb_suite.parsing import OsuParseError, split_outputs
+from omb_suite.parsing import SUPPORTED_TEXT, OsuParseError, split_outputs
 
 DEFAULT = Path(__file__).resolve().parent.parent / "tests" / "data" / "osu-world"
 CONSTRUCTED = "constructed"
 #: Refusal causes, the first pattern found in the message wins.
 CAUSES = (
-    (r"is not supported|is newer than|has no version", "OSU release outside 5.6-7.5.x"),
+    (r"is older than|is newer than|has no version",
+     f"OSU release outside {SUPPORTED_TEXT} (layout never checked)"),
     (r"the run failed|the output says: .*(Segmentation|signal|CANCELLED|error)",
      "the run failed (crash, kill or error line)"),
     (r"but no data rows|no column header", "no data rows (the run stopped or hung)"),
@@ -40,13 +41,14 @@ class Tally:
     parsed: int = 0
     versions: Counter = field(default_factory=Counter)
     causes: Counter = field(default_factory=Counter)
+    refusals: list[str] = field(default_factory=list)  # "file:line: message", one per refusal
 
 
 def cause_of(message: str) -> str:
     return next((name for pattern, name in CAUSES if re.search(pattern, message)), "other")
 
 
-def read(path: Path, tally: Tally) -> None:
+def read(path: Path, tally: Tally, root: Path) -> None:
     tally.files += 1
     refused = 0
     for output in split_outputs(path.read_text(errors="replace")):
@@ -56,6 +58,7 @@ def read(path: Path, tally: Tally) -> None:
         except OsuParseError as err:
             refused += 1
             tally.causes[cause_of(str(err))] += 1
+            tally.refusals.append(f"{path.relative_to(root)}:{output.first_line}: {err}")
         else:
             tally.parsed += 1
             tally.versions[table.version] += 1
@@ -69,7 +72,7 @@ def survey(root: Path) -> dict[str, Tally]:
         if path.suffix in (".md", ".yaml"):
             continue
         source = path.relative_to(root).parts[0]
-        read(path, tallies.setdefault(source, Tally()))
+        read(path, tallies.setdefault(source, Tally()), root)
     return tallies
 
 
@@ -82,6 +85,7 @@ def total(tallies: list[Tally]) -> Tally:
         out.parsed += t.parsed
         out.versions.update(t.versions)
         out.causes.update(t.causes)
+        out.refusals += t.refusals
     return out
 
 
@@ -95,7 +99,12 @@ def report(name: str, t: Tally, sources: int | None = None) -> list[str]:
         + ", ".join(f"{v} ({n})" for v, n in sorted(t.versions.items(), key=_version_key)),
     ]
     lines += [f"  refused, {cause}: {n}" for cause, n in t.causes.most_common()]
+    lines += [f"    {_short(refusal)}" for refusal in t.refusals]
     return lines
+
+
+def _short(text: str, width: int = 220) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def _version_key(item: tuple[str, int]) -> tuple[int, ...]:

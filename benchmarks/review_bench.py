@@ -15,12 +15,18 @@ injected 10% latency step.  Then times, each stage in a fresh process (peak RSS 
 Each round runs the four stages in turn (the cache is removed first); the summary prints the
 median seconds of the rounds, the ratio to the naive reader of the same run and the targets.
 
-Needs pandas for the naive baseline only (``pip install pandas``).
+The check stage also reports what the gate says of the injected regression: it must be one
+finding (the curve, its 23 sizes, the change) naming what changed in the generated records
+(MPI version, Spack lock, MPI spec, node list); the script exits 1 otherwise.
+
+Needs pandas for the naive baseline only (``pip install -e '.[bench]'``); without it that
+stage is skipped, said so, and the ratios are left out.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
 import resource
@@ -48,6 +54,10 @@ GENERATIONS = [(0.0, {"algorithm_evidence", "session_tag"}), (0.35, {"session_ta
 SYSTEMS = {"alpha": ["cpu", "gpu"], "beta": ["cpu", "gpu"], "gamma": ["cpu", "gpu"]}
 ENVIRONS = {"gnu-ompi": ("openmpi", "4.1.4"), "gnu-mpich": ("mpich", "4.0.2")}
 PT2PT_SIZES = [0] + [2**i for i in range(22)]
+#: The injected regression (last 3 nights): one curve, all 23 sizes, so one finding.
+INJECTED = {"system": "alpha", "partition": "cpu", "environ": "gnu-ompi",
+            "benchmark": "osu_latency", "placement": "inter_node"}
+CHANGED = {"mpi_version", "spack_lock", "mpi_spec", "job_nodelist"}  # what it must name
 COLL_SIZES = [2**i for i in range(0, 22, 3)]
 
 
@@ -56,18 +66,25 @@ def _latency(size: int, inter: bool) -> float:
 
 
 def _records(rng: random.Random, night: int, system: str, part: str, inject: bool):
-    """(test class, field dict) for one nightly session of one partition."""
+    """(test class, field dict) for one nightly session of one partition.  ``inject``: the
+    Open MPI environment was upgraded (4.1.6, new Spack lock and spec hash) and runs on other
+    nodes, and its inter-node latency is 10% slower at every size (what a finding must say)."""
     for env, (family, version) in ENVIRONS.items():
+        upgraded = inject and env == INJECTED["environ"]
+        version = "4.1.6" if upgraded else version
         common = {"system": system, "partition": part, "environ": env, "mpi_family": family,
                   "mpi_version": version, "osu_version": "7.4", "buffers": "H H",
-                  "osu_spec": "osu-micro-benchmarks@7.4", "mpi_spec": f"{family}@{version}",
-                  "spack_lock": "9f2c1e", "session_tag": f"night-{night}"}
+                  "osu_spec": "osu-micro-benchmarks@7.4",
+                  "mpi_spec": f"{family}@{version}/{'k3v2' if upgraded else 'a7x1'}",
+                  "spack_lock": "4ab7d0" if upgraded else "9f2c1e",
+                  "session_tag": f"night-{night}"}
         for placement in ("intra_socket", "inter_node"):
             inter = placement == "inter_node"
             nodes = 2 if inter else 1
+            first = 2 if upgraded else 0
             base = {**common, "placement": placement, "num_nodes": nodes, "num_tasks": 2,
-                    "job_nodelist": str([f"{system}{i:03d}" for i in range(nodes)])}
-            slow = 1.1 if inject and inter and env == "gnu-ompi" else 1.0
+                    "job_nodelist": str([f"{system}{i:03d}" for i in range(first, first + nodes)])}
+            slow = 1.1 if upgraded and inter else 1.0
             for test, metric, unit in (("OSULatency", "latency", "us"),
                                        ("OSUBandwidth", "bandwidth", "MB/s")):
                 name = f"{test} %benchmark=osu_{metric[:3] if unit == 'MB/s' else metric}"
@@ -114,7 +131,8 @@ def generate(root: Path, nights: int, seed: int = 7) -> int:
                 gen = max(i for i, (f, _) in enumerate(GENERATIONS) if frac >= f)
                 cols = [c for c in COLUMNS if c not in GENERATIONS[gen][1]]
                 when = start + timedelta(days=night, minutes=rng.randint(0, 90))
-                inject = system == "alpha" and part == "cpu" and night >= nights - 3
+                inject = (system, part) == (INJECTED["system"], INJECTED["partition"]) and \
+                    night >= nights - 3
                 for test, fields in _records(rng, night, system, part, inject):
                     jobid += 1
                     if rng.random() < 0.0005:
@@ -153,7 +171,8 @@ def stage(name: str, root: Path, cache: Path) -> dict:
 
             out = cache.parent / "check.json"
             code = cli.main(["check", str(root), "--cache-dir", str(cache), "--json", str(out)])
-            rows = json.loads(out.read_text())["counts"] | {"exit": code}
+            verdicts = json.loads(out.read_text())
+            rows = verdicts["counts"] | {"exit": code, "injected": injected(verdicts)}
         else:
             from omb_review.ingest import load
 
@@ -161,6 +180,26 @@ def stage(name: str, root: Path, cache: Path) -> dict:
     seconds = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"stage": name, "seconds": round(seconds, 2), "rows": rows, "peak_mib": round(peak)}
+
+
+def injected(verdicts: dict) -> dict:
+    """What the gate's JSON says about the injected regression: its findings and series."""
+    def match(entry: dict) -> bool:
+        return all(entry.get(k) == v for k, v in INJECTED.items()) and \
+            entry["status"] == "regression"
+
+    found = [f for f in verdicts["findings"] if match(f)]
+    return {"series": sum(map(match, verdicts["series"])), "findings": [
+        {"sizes": len(f["sizes"]), "sizes_text": f["sizes_text"], "change": f["value_change"],
+         "first_bad_job": (f["first_bad_run"] or {}).get("jobid"),
+         "what_changed": sorted(c["field"] for c in f["what_changed"])} for f in found]}
+
+
+def injected_ok(result: dict) -> bool:
+    """One finding, naming all 23 sizes and exactly the fields the generator changed."""
+    found = result["findings"]
+    return len(found) == 1 and found[0]["sizes"] == len(PT2PT_SIZES) and \
+        set(found[0]["what_changed"]) == CHANGED
 
 
 def main() -> None:
@@ -183,26 +222,44 @@ def main() -> None:
         files = sum(1 for _ in root.rglob("*.log*"))
         print(f"generated {n} records, {files} files, {size:.0f} MiB "
               f"in {time.perf_counter() - t0:.1f} s")
+    stages = STAGES
+    if importlib.util.find_spec("pandas") is None:
+        stages = STAGES[1:]
+        print("pandas is not installed (pip install -e '.[bench]'): the naive baseline is "
+              "skipped, so no ratios to it")
     results: dict[str, list[dict]] = {}
+    failed = False
     for _ in range(args.repeat):
         shutil.rmtree(cache, ignore_errors=True)  # ingest starts cold every round
-        for name in STAGES:
+        for name in stages:
             cmd = [sys.executable, __file__, "--dir", str(args.dir), "--stage", name]
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode:
                 print(f"{name}: failed\n{done.stderr[-2000:]}")
+                failed = True
                 continue
             line = done.stdout.strip().splitlines()[-1]
             print(line)
             results.setdefault(name, []).append(json.loads(line))
     summary(results)
+    found = "check" in results and finding_summary(results["check"][-1]["rows"]["injected"])
+    sys.exit(1 if failed or not found else 0)
+
+
+def finding_summary(result: dict) -> bool:
+    """Print what the gate found of the injected regression; True when it is one finding."""
+    ok = injected_ok(result)
+    print(f"\ninjected regression ({', '.join(INJECTED.values())}): {result['series']} series "
+          f"verdicts -> {len(result['findings'])} finding(s): {result['findings']}; "
+          f"target 1 finding of {len(PT2PT_SIZES)} sizes naming {sorted(CHANGED)}: "
+          f"{'met' if ok else 'MISSED'}")
+    return ok
 
 
 def summary(results: dict[str, list[dict]]) -> None:
-    """Median of the rounds per stage, its ratio to the naive reader and the target."""
-    if "naive" not in results:
-        return
-    naive = statistics.median(r["seconds"] for r in results["naive"])
+    """Median of the rounds per stage, its ratio to the naive reader (when measured) and the
+    target."""
+    naive = statistics.median(r["seconds"] for r in results.get("naive", [{"seconds": 0}]))
     print(f"\n{'stage':<9} {'median s':>9} {'x naive':>8} {'peak MiB':>9}  target")
     for name in STAGES:
         if name not in results:
@@ -214,7 +271,8 @@ def summary(results: dict[str, list[dict]]) -> None:
         if limit is not None:
             met = secs < limit and peak < TARGET_PEAK_MIB
             verdict = f"< {limit:g} s, < {TARGET_PEAK_MIB} MiB: {'met' if met else 'MISSED'}"
-        print(f"{name:<9} {secs:>9.2f} {secs / naive:>8.2f} {peak:>9}  {verdict}")
+        ratio = f"{secs / naive:>8.2f}" if naive else f"{'-':>8}"
+        print(f"{name:<9} {secs:>9.2f} {ratio} {peak:>9}  {verdict}")
 
 if __name__ == "__main__":
     main()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import polars as pl
 import pytest
 import rfm_helpers
 from rfm_helpers import (
@@ -20,6 +21,9 @@ from rfm_helpers import (
     osu_root,
     perflog,
 )
+
+from omb_review.curves import load_curves
+from omb_review.ingest import load
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
 TRAP = {'OMB_SYSTEMS_PATH': str(REPO / 'tests/data/systems')}
@@ -88,6 +92,14 @@ def test_osu_pt2pt_intra_socket_openmpi(tmp_path):
     peak = by_var[('osu_bw', 'peak_bandwidth')]
     assert peak['perf_unit'] == 'MB/s' and float(peak['perf_value']) > 0
     assert lat8['job_completion_time'][-6] in '+-'
+    # the whole curve beside the perflog: every size OSU measured, joined to its records
+    results = tmp_path / 'results'
+    points, problems = load_curves(results, load(results, use_cache=False).frame)
+    assert problems == [] and (results / 'local/default/OsuPt2Pt.curves.jsonl').is_file()
+    lat = points.filter(pl.col('benchmark') == 'osu_latency')
+    assert lat['size'].to_list() == [2**i for i in range(23)]         # the perflog has 6
+    assert lat.filter(pl.col('size') == 8)['value'].item() == float(lat8['perf_value'])
+    assert lat['jobid'].unique().to_list() == [lat8['jobid']]
 
 
 @needs_osu('OSU_ROOT_MPICH', 'mpich')

@@ -47,6 +47,17 @@ def test_osu73_mbw_mr_run_twice_is_two_outputs_synthetic():
     assert [len(o.parse().rows) for o in split_outputs(text)] == [23, 23]
 
 
+def test_title_again_after_a_crash_is_a_second_run_synthetic():
+    # A run that died after its title, run again: the crash's lines stand between the titles.
+    lines = read(MBW_MR[0]).splitlines()
+    crashed = [lines[1], "[node:123] *** Process received signal ***"]
+    outputs = split_outputs("\n".join([*crashed, *lines[1:]]))
+    assert [o.first_line for o in outputs] == [1, 3]
+    with pytest.raises(OsuParseError, match="no column header"):
+        outputs[0].parse()
+    assert outputs[1].parse().sizes() == expected_sizes(1, 4194304)
+
+
 @pytest.mark.parametrize(
     "second",
     ["# OSU MPI Bandwidth Test v7.3", "# OSU MPI Multiple Bandwidth / Message Rate Test v7.4"],

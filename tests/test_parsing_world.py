@@ -4,12 +4,13 @@ real ones carry `constructed` in their names."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
-from omb_suite.parsing import OsuParseError, expected_sizes, split_outputs
+from omb_suite.parsing import OsuParseError, expected_sizes, parse_osu_output, split_outputs
 
 WORLD = Path(__file__).parent / "data" / "osu-world"
 EXPECTED = yaml.safe_load((WORLD / "expected.yaml").read_text())
@@ -103,7 +104,8 @@ def test_refusal_in_a_concatenation_names_lines_of_the_whole_file_constructed():
 
 def test_wrapper_and_launcher_lines_around_a_table_constructed():
     (stamped,), _ = outcomes("constructed/constructed_v5.6.2_wrapper_timestamps.txt")
-    assert stamped.meta["comments"] == "### Ending timestamp: 2020-08-19T16:35:02+01:00"
+    assert "comments" not in stamped.meta  # '### Ending timestamp' ends the table
+    assert stamped.sizes() == expected_sizes(0, 1 << 22, zero_row=True)
     (table,), _ = outcomes("constructed/constructed_v5.6.2_launcher_lines_around_table.txt")
     assert table.sizes() == expected_sizes(1, 1 << 22)
     assert "comments" not in table.meta  # the binding report and warning are no metadata
@@ -114,8 +116,66 @@ def test_table_cut_before_a_trailer_is_refused_constructed():
     assert "garbled data row at line 20: 1 fields for 2 columns" in message
 
 
-def test_releases_outside_the_supported_range_say_so():
-    _, refused = outcomes("latency-test-comet/osu_20151019_comet-21-01-18_lines1-54.out")
-    assert refused[0].startswith("OSU MPI Latency Test (line 2): OSU 4.4.1 is not supported")
+def test_releases_outside_the_known_layouts_say_so():
+    _, (older,) = outcomes("constructed/constructed_v3.9_latency_title.txt")
+    assert older.startswith("OSU MPI Latency Test (line 1): OSU 3.9 is older than the layouts")
     _, (newer,) = outcomes("constructed/constructed_v7.6_latency_title.txt")
     assert "OSU 7.6 is newer than the layouts this parser knows" in newer
+
+
+def test_osu4_and_early_osu5_tables_are_read_like_5_6():
+    tables, refused = outcomes("latency-test-comet/osu_20151019_comet-21-01-18_lines1-54.out")
+    assert not refused and [t.version for t in tables] == ["4.4.1", "4.4.1"]
+    assert all(t.sizes() == expected_sizes(0, 1 << 22, zero_row=True) for t in tables)
+    assert tables[0].columns == ("size", "latency") and tables[0].value("latency", 0) == 1.04
+    (v50,), _ = outcomes("github-threads/ofi-cray-libfabric-cray-pr859_osu_latency_v5.0.txt")
+    assert v50.version == "5.0" and v50.value("latency", 4194304) == 497.37
+
+
+def test_osu4_and_5_threads_one_sided_and_portals():
+    (acc,), _ = outcomes("github-threads/open-mpi-ompi-issue5946_osu_acc_latency_v5.3.txt")
+    assert (acc.version, acc.kind, acc.meta) == ("5.3", "one_sided", {
+        "window_creation": "MPI_Win_allocate", "synchronization": "MPI_Win_flush"})
+    for name in ("ompi-portals4-mtl", "mpich-portals4"):
+        (table,), _ = outcomes(f"github-threads/open-mpi-ompi-issue215_osu_latency_v4.4_{name}.txt")
+        assert table.version == "4.4" and table.sizes() == expected_sizes(0, 2048, zero_row=True)
+
+
+def test_a_hang_is_caught_by_the_sizes_the_run_asked_for():
+    name = "github-threads/ofiwg-libfabric-issue4525_osu_alltoall_v5.4.1_hang.txt"
+    (output,) = split_outputs((WORLD / name).read_text())
+    assert output.parse().sizes()[-1] == 256  # '..... never progresses' is no row
+    with pytest.raises(OsuParseError, match=r"missing sizes \[512, .*1048576\] \(truncated\?\)"):
+        output.parse(expect_sizes=expected_sizes(1, 1 << 20))
+
+
+def test_a_crash_ends_the_table_and_is_the_reason():
+    _, (message,) = outcomes(
+        "github-threads/open-mpi-ompi-issue5946_osu_acc_latency_v5.3_internode_segfault.txt")
+    # the backtrace line '    0  /home/.../libucs.so.0(+0x232e9) [...]' is no garbled row
+    assert message.startswith("OSU MPI_Accumulate latency Test: the run failed; last row: size 0")
+
+
+def test_open_mpi_tag_and_timestamp_prefixes_are_removed():
+    _, (tagged,) = outcomes(
+        "github-threads/open-mpi-ompi-issue9876_osu_get_acc_latency_v5.5_tag-output_segfault.txt")
+    assert tagged.startswith("OSU MPI_Get_accumulate latency Test: column header at line 4")
+    assert "'[n15:142503] *** Process received signal ***' (line 5)" in tagged
+    _, (stamped,) = outcomes(
+        "github-threads/openucx-ucx-issue5205_osu_get_acc_latency_v5.6.2_timestamp-tag-output_hang.txt")
+    assert stamped.startswith("OSU MPI_Get_accumulate latency Test: column header at line 4")
+
+
+@pytest.mark.parametrize(("title", "message"), [
+    ("# OSU MPI Latency Test", "the title has no version, so its layout is unknown"),
+    ("# OSU MPI Latency Test (Version 3.1.1)", "OSU 3.1.1 is older than the layouts"),
+    ("# OSU MPI Latency Test v4.0", None),
+])
+def test_versions_at_the_edges_of_the_known_layouts_synthetic(title, message):
+    lines = (WORLD / "constructed" / "constructed_v4.2_latency_title.txt").read_text().splitlines()
+    text = "\n".join([title, *lines[1:]])
+    if message is None:
+        assert parse_osu_output(text).version == "4.0"
+        return
+    with pytest.raises(OsuParseError, match=re.escape(message)):
+        parse_osu_output(text)

@@ -72,9 +72,11 @@ PERFLOG_COLUMNS = (
     'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
     'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
     'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'placement_observed',
-    'algorithm_evidence', 'session_tag', 'perf_var', 'perf_value', 'perf_unit', 'perf_ref',
-    'perf_lower_thres', 'perf_upper_thres', 'perf_result',
+    'algorithm_evidence', 'session_tag', 'version', 'perf_var', 'perf_value', 'perf_unit',
+    'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',
 )
+#: Columns ReFrame fills itself rather than from the check (``version``: ReFrame's own).
+RUNTIME_COLUMNS = {'version'}
 
 site_configuration = {
     'systems': SYSTEMS,
@@ -115,7 +117,8 @@ site_configuration = {
                     'basedir': str(RESULTS),
                     'prefix': '%(check_system)s/%(check_partition)s',
                     'level': 'info',
-                    'format': '|'.join(f'%(check_{c})s' for c in PERFLOG_COLUMNS),
+                    'format': '|'.join(f'%({c})s' if c in RUNTIME_COLUMNS else f'%(check_{c})s'
+                                       for c in PERFLOG_COLUMNS),
                     'datefmt': '%FT%T%:z',
                     'append': True,
                 },

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -18,7 +17,6 @@ from .siteconfig import ConfigError, default_config, link_peaks
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_NOTHING_JUDGED = 3  # every series insufficient: the gate could say nothing
-_EXAMPLES = 3  # series named per reason a series was not judged
 
 
 def _when(text: str) -> datetime:
@@ -122,7 +120,8 @@ def _parser() -> argparse.ArgumentParser:
     _gate_options(chk)
     chk.add_argument("--json", type=Path, default=Path("omb-review-check.json"),
                      help="where to write the verdicts (default ./omb-review-check.json)")
-    chk.add_argument("--show", type=int, default=50, help="regressions printed (50)")
+    chk.add_argument("--show", type=int, default=50,
+                     help="regression findings (curves) printed (50)")
     chk.add_argument("--allow-empty", action="store_true",
                      help=f"exit 0 when no series could be judged (a site's first runs); "
                      f"otherwise that exits {EXIT_NOTHING_JUDGED}")
@@ -190,47 +189,21 @@ def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
     return gate.run(ds.frame, windows, settings, args.override)
 
 
-def _line(r: gate.SeriesResult) -> str:
-    v = r.verdict
-    bad = r.first_bad or {}
-    return (f"{v.status.upper()} {r.series}: {100 * v.change:+.1f}% worse "
-            f"(median {v.latest_median:.4g} vs {v.baseline_median:.4g} {r.unit}), "
-            f"confidence {v.confidence:.3f} [{v.method}{', FDR' if v.q_value is not None else ''}"
-            f", n={v.n_baseline}/{v.n_latest}], "
-            f"first bad run {bad.get('time')} job {bad.get('jobid')} tag {bad.get('session_tag')}")
-
-
-def _not_judged(results: list[gate.SeriesResult]) -> list[str]:
-    """Why series were not judged: one line per reason, with a few of them named."""
-    by_reason: dict[str, list[str]] = {}
-    for r in results:
-        if r.verdict.status == "insufficient":
-            by_reason.setdefault(r.verdict.reason, []).append(r.series)
-    lines = []
-    for reason, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
-        more = f" and {len(names) - _EXAMPLES} more" if len(names) > _EXAMPLES else ""
-        lines.append(f"NOT JUDGED {len(names)} series, {reason}: "
-                     + "; ".join(names[:_EXAMPLES]) + more)
-    return lines
-
-
 def cmd_check(args) -> int:
+    from . import gate_output
+    from .findings import findings
+
     ds = _load(args)
     results = _judge(args, ds)
-    bad = [r for r in results if r.verdict.status == "regression"]
-    for r in bad[: args.show]:
-        print(_line(r))
-    for line in _not_judged(results):
+    found = findings(results, ds.frame)
+    for line in gate_output.report(results, found, args.show):
         print(line)
-    counts = {s: sum(r.verdict.status == s for r in results)
-              for s in ("regression", "improvement", "ok", "insufficient")}
+    counts = gate_output.counts(results)
     print(f"{len(results)} series: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-          + f"; {len(ds.problems)} unreadable lines; verdicts in {args.json}")
-    args.json.write_text(json.dumps({
-        "counts": counts, "problems": [p.__dict__ for p in ds.problems], "notes": ds.notes,
-        "series": [r.to_json() for r in results],
-    }, indent=1, default=str))
-    if bad:
+          + f"; {sum(f.status == 'regression' for f in found)} regression findings (curves); "
+          f"{len(ds.problems)} unreadable lines; verdicts in {args.json}")
+    gate_output.write_json(args.json, results, found, ds.problems, ds.notes)
+    if counts["regression"]:
         return EXIT_REGRESSION
     if counts["insufficient"] == len(results):
         print(f"omb-review check: no series judged ({len(results)} series, none with a "
@@ -258,8 +231,8 @@ def _split(args, frame: pl.DataFrame):
 
 def cmd_report(args) -> int:
     from . import plots, report  # matplotlib: only imported when drawing
+    from .curves import report_frame
     from .hockney import fit_curves
-    from .series import with_size
 
     try:
         peaks = link_peaks(args.config) if args.config else {}
@@ -269,7 +242,8 @@ def cmd_report(args) -> int:
         return EXIT_USAGE
     ds = _load(args)
     results = _judge(args, ds)
-    frame = with_size(ds.frame)
+    frame, unreadable = report_frame(args.perflog_dir, ds.frame)  # every size OSU measured
+    ds.problems += unreadable
     figdir = args.out / "figures"
     figdir.mkdir(parents=True, exist_ok=True)
     n = args.max_figures

@@ -49,6 +49,9 @@ class SeriesResult:
     change_points: list[dict] = field(default_factory=list)
     first_bad: dict | None = None
     failed_latest: int = 0
+    #: ``{"start", "end", "runs"}`` of the runs judged as baseline and as latest (ISO times)
+    baseline_window: dict | None = None
+    latest_window: dict | None = None
 
     def to_json(self) -> dict:
         v = asdict(self.verdict)
@@ -58,6 +61,7 @@ class SeriesResult:
             "threshold": self.threshold, **v, "confidence": self.verdict.confidence,
             "first_bad_run": self.first_bad, "change_points": self.change_points,
             "failed_latest_runs": self.failed_latest,
+            "baseline_window": self.baseline_window, "latest_window": self.latest_window,
         }
 
 
@@ -131,11 +135,19 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
     base, opened = _baseline(times, cps, start, w, s)
     sigma = noise(sign * values[:start] if start >= 3 else sign * values)  # reference noise
     result.verdict = compare(values[base], values[start:], sign, thr, s, sigma)
+    result.baseline_window = _window(times[base])
+    result.latest_window = _window(times[start:])
     if result.verdict.status == "regression":
         bad = opened if opened is not None else _first_worse(sign * values, base, start, thr)
         meta = run.meta(int(ok[bad]))
         result.first_bad = {"time": _stamp(times[bad]), **meta, "value": float(values[bad])}
     return result
+
+
+def _window(times: np.ndarray) -> dict | None:
+    if not len(times):
+        return None
+    return {"start": _stamp(times[0]), "end": _stamp(times[-1]), "runs": len(times)}
 
 
 def _first_worse(oriented: np.ndarray, base: np.ndarray, start: int, thr: float) -> int:

@@ -10,6 +10,7 @@
   (``window=64``, ``processes=2``, ``allocate/flush``): they are moved to their own columns
   and ``algorithm`` (collective algorithms only) is left null, so old and new records of
   one measurement are one series;
+- ReFrame's version (``%(version)s``, a column ``version``) becomes ``reframe_version``;
 - ``unknown`` lists the series columns the source did not have (an older perflog header, a
   ReFrame 3 line): unknown, not null (``series.join_unknown`` resolves them).
 """
@@ -23,7 +24,7 @@ from .perflog import Problem
 STRING_COLUMNS = (
     "result", "system", "partition", "environ", "name", "jobid", "job_nodelist", "benchmark",
     "placement", "mapping", "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family",
-    "mpi_version", "osu_version",
+    "mpi_version", "osu_version", "reframe_version",
     "osu_spec", "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence",
     "session_tag", "perf_var", "perf_unit", "perf_result",
 )
@@ -39,20 +40,22 @@ COLUMNS = (
     "time", "result", "system", "partition", "environ", "test", "name", "jobid", "job_nodelist",
     "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement", "mapping",
     "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers", "mpi_family",
-    "mpi_version", "osu_version", "osu_spec", "mpi_spec", "spack_lock", "placement_observed",
-    "algorithm_evidence", "session_tag", "perf_var", "value", "unit", "ref", "lower", "upper",
+    "mpi_version", "osu_version", "reframe_version", "osu_spec", "mpi_spec", "spack_lock",
+    "placement_observed", "algorithm_evidence", "session_tag", "perf_var", "value", "unit",
+    "ref", "lower", "upper",
     "perf_result", "unknown", "source", "line",
 )
 #: Columns stored as categoricals (few distinct values): smaller cache, faster group-by.
 CATEGORICAL = (
     "result", "system", "partition", "environ", "test", "benchmark", "placement", "mapping",
     "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family", "mpi_version", "osu_version",
-    "osu_spec", "mpi_spec", "spack_lock", "session_tag", "perf_var", "unit", "perf_result",
+    "reframe_version", "osu_spec", "mpi_spec", "spack_lock", "session_tag", "perf_var", "unit",
+    "perf_result",
     "source", "job_nodelist", "name", "placement_observed", "algorithm_evidence", "unknown",
 )
 #: Columns that identify a series (series.SERIES_KEYS without the ones every source has).
 IDENTITY_COLUMNS = (
-    "num_nodes", "num_tasks", "mpi_family", "mpi_version", "buffers", "benchmark", "placement",
+    "num_nodes", "num_tasks", "mpi_family", "buffers", "benchmark", "placement",
     "algorithm", "window_size", "processes", "rma_window", "rma_sync", "mapping",
 )
 #: What ``algorithm`` held before the perflog had these columns: pattern, {column: group}.
@@ -67,6 +70,8 @@ OLD_ALGORITHM = (
 
 
 def _with_all_columns(raw: pl.DataFrame) -> pl.DataFrame:
+    if "version" in raw.columns and "reframe_version" not in raw.columns:
+        raw = raw.rename({"version": "reframe_version"})  # ReFrame's own %(version)s
     missing = [c for c in RAW_COLUMNS if c not in raw.columns]
     raw = raw.with_columns(pl.lit(None, pl.String).alias(c) for c in missing)
     text = [c for c in RAW_COLUMNS if c not in ("line", "job_completion_time_unix")]

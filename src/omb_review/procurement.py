@@ -19,6 +19,7 @@ from pathlib import Path
 import polars as pl
 
 from .perflog import read_perflog
+from .series import worse_when
 
 TEST = 'OsuProcurement'
 _PAIR_VAR = re.compile(r'^gpus(?P<devices>[\d,]+)_(?P<metric>bandwidth|latency)_(?P<size>\d+)$')
@@ -104,7 +105,7 @@ def mark_worst(rows: list[Row]) -> list[Row]:
     worst: dict[tuple[str, ...], Row] = {}
     for row in rows:
         best = worst.get(row.group())
-        higher_is_worse = row.unit == 'us'
+        higher_is_worse = worse_when(row.unit) > 0
         if best is None or (row.value > best.value if higher_is_worse else row.value < best.value):
             worst[row.group()] = row
     chosen = {id(r) for r in worst.values()}

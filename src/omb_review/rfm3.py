@@ -9,7 +9,8 @@ hpc-tests did). So fields are recognised by what they look like, not by position
   ``<test> [/hash] @<system>:<partition>+<environ>`` (ReFrame 3.9+ and 4.x);
 - ``key=value`` fields with known keys (jobid, num_tasks, ...) are run metadata; the one
   just before ``ref=`` (or before the unit) is the performance variable;
-- the unit is the plain field next to the variable or to ``ref=``.
+- the unit is the plain field next to the variable or to ``ref=``;
+- ``reframe VERSION`` (ReFrame's own version, ReFrame 3's default second field) is kept.
 
 ReFrame 4.0-4.2 with a ReFrame 3 format writes such lines with empty performance fields
 (``null=null|ref=null (l=null, u=null)|null``, under a header line of the same shape): the
@@ -30,6 +31,7 @@ INFO_RES = (
 )
 REF_RE = re.compile(r"^ref=(?P<ref>\S*) \(l=(?P<lower>[^,]*), u=(?P<upper>[^)]*)\)$")
 KEY_VALUE_RE = re.compile(r"^(?P<key>[A-Za-z_][\w.:-]*)=(?P<value>\S*)$")
+VERSION_RE = re.compile(r"^reframe (?P<version>\S+)")
 #: ``key=value`` fields that describe the run, as the perflog columns they become.
 META_KEYS = {
     "jobid": "jobid", "num_tasks": "num_tasks", "num_nodes": "num_nodes",
@@ -63,6 +65,9 @@ def parse(line: str, label: str, number: int) -> tuple[list[dict[str, str]], lis
         why = "not a ReFrame 3 perflog line (time|reframe X|<test> on <sys>:<part>|...|ref=...)"
         return [], [Problem(label, number, why, line)]
     record.update(info.groupdict())
+    version = next((m for f in fields[1:] if (m := VERSION_RE.match(f))), None)
+    if version:
+        record["reframe_version"] = version["version"]
     ref = REF_RE.match(fields[ref_at])
     record.update(perf_ref=ref["ref"], perf_lower_thres=ref["lower"], perf_upper_thres=ref["upper"])
     perf_at = _read_key_values(fields, ref_at, record)

@@ -1,36 +1,54 @@
 """Series identity (which records belong to one time series) and direction (which way is worse).
 
 A series is one performance variable of one benchmark configuration on one system partition:
-the HPC dimensions below, the variable (which carries the message size) and its unit.
+the HPC dimensions below, the variable (which carries the message size) and its unit.  The MPI
+and OSU versions are not part of it: an environment's library upgraded from one version to the
+next is the same series, so the gate judges the upgrade (and a finding names the version change,
+``changes``) instead of starting a new series with no baseline.
 ``algorithm`` is a collective algorithm; the osu_mbw_mr window, osu_latency_mp's forked
 processes and the one-sided window creation and synchronisation have their own keys.  The unit
-decides the direction: times are better when lower, rates and overlap when higher.
+decides the direction: times are better when lower, rates and overlap when higher
+(``data/units.yaml``).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
+from importlib import resources
 
 import polars as pl
+import yaml
 
 SERIES_KEYS = (
-    "system", "partition", "environ", "mpi_family", "mpi_version", "buffers", "test",
+    "system", "partition", "environ", "mpi_family", "buffers", "test",
     "benchmark", "placement", "algorithm", "window_size", "processes", "rma_window", "rma_sync",
     "mapping", "num_nodes", "num_tasks", "perf_var", "unit",
 )
-#: +1: a larger value is worse (times); -1: a smaller value is worse (rates).
-WORSE_WHEN = {"us": 1, "ms": 1, "s": 1, "ns": 1, "MB/s": -1, "GB/s": -1, "messages/s": -1, "%": -1}
 _LABEL_PARTS = (
-    ("environ", ""), ("mpi_family", "mpi="), ("mpi_version", "@"), ("buffers", "buffers="),
+    ("environ", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
     ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("window_size", "window="),
     ("processes", "processes="), ("rma_window", "win="), ("rma_sync", "sync="),
     ("mapping", "map="), ("num_nodes", "nodes="), ("num_tasks", "tasks="),
 )
 
 
+@functools.cache
+def _directions() -> tuple[dict[str, int], dict[str, int]]:
+    """{unit: +1 (a larger value is worse) or -1 (a smaller one is)}, as written and folded."""
+    data = yaml.safe_load(resources.files("omb_review").joinpath("data/units.yaml").read_text())
+    exact = {unit: 1 for unit in data["higher_is_worse"]}
+    exact |= {unit: -1 for unit in data["lower_is_worse"]}
+    folded = {unit.casefold(): sign for unit, sign in exact.items()}
+    return exact, folded
+
+
 def worse_when(unit: str | None) -> int:
-    """+1 if higher values are worse for this unit, -1 if lower are, 0 if unknown."""
-    return WORSE_WHEN.get(unit or "", 0)
+    """+1 if higher values are worse for this unit, -1 if lower are, 0 if unknown (the units
+    and their spellings: ``data/units.yaml``; case is ignored when the exact one is not there)."""
+    exact, folded = _directions()
+    text = (unit or "").strip()
+    return exact.get(text, folded.get(text.casefold(), 0))
 
 
 def with_size(frame: pl.DataFrame) -> pl.DataFrame:
@@ -43,16 +61,18 @@ def with_size(frame: pl.DataFrame) -> pl.DataFrame:
 
 def label(keys: dict) -> str:
     """Human-readable series name, also what ``--threshold`` patterns are matched against."""
+    return f"{curve_label(keys)}.{keys['perf_var']} [{keys['unit']}]"
+
+
+def curve_label(keys: dict) -> str:
+    """Name of a curve: the series name without the variable (which carries the size)."""
     parts = [f"{keys['system']}:{keys['partition']}"]
     for name, prefix in _LABEL_PARTS:
         value = keys.get(name)
         if value is None:
             continue
-        if prefix == "@" and parts:
-            parts[-1] += f"@{value}"
-        else:
-            parts.append(f"{prefix}{value}")
-    parts.append(f"{keys['test']}.{keys['perf_var']} [{keys['unit']}]")
+        parts.append(f"{prefix}{value}")
+    parts.append(str(keys["test"]))
     return " ".join(parts)
 
 

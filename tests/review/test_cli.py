@@ -41,10 +41,26 @@ def test_check_fails_and_names_series_after_10pct_slower_latency(multiline, cach
                  "--json", str(out)])
     printed = capsys.readouterr().out
     assert code == 1
-    assert "REGRESSION testsys:cpu gnu-ompi" in printed and "latency_8 [us]" in printed
+    assert "REGRESSION testsys:cpu gnu-ompi" in printed and "FakeOSUPt2pt: 1 B-8 B" in printed
+    assert "8 B +10.0%" in printed
     flagged = [s for s in json.loads(out.read_text())["series"] if s["status"] == "regression"]
     assert {s["placement"] for s in flagged} == {"intra_socket"}  # inter_node failed: no value
     assert all(s["first_bad_run"]["session_tag"] == "post" for s in flagged)
+
+
+def test_real_sample_regression_is_one_finding_per_curve(multiline, cache, tmp_path):
+    _inject(multiline, 1.10)
+    out = tmp_path / "check.json"
+    code = main(["check", str(multiline), "--latest", "1", "--cache-dir", str(cache),
+                 "--json", str(out)])
+    result = json.loads(out.read_text())
+    assert code == 1
+    flagged = [s for s in result["series"] if s["status"] == "regression"]
+    curves = {f["curve"] for f in result["findings"] if f["status"] == "regression"}
+    assert len(flagged) > len(curves) == len(result["findings"])
+    for f in result["findings"]:
+        assert f["first_bad_run"]["session_tag"] == "post"
+        assert len(f["series"]) == len(f["sizes"]) + len(f["figures"])
 
 
 def test_report_writes_html_and_figures(multiline, cache, tmp_path):

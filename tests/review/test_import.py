@@ -107,15 +107,23 @@ def test_several_runs_per_file_and_what_the_output_says(tmp_path, capsys):
 def test_refused_outputs_and_unmatched_files_are_listed(tmp_path, capsys):
     src = tmp_path / "old"
     src.mkdir()
-    for name in ("osu_20151019_comet-21-01-18_lines1-54.out", "comet-01-19-36_lines1-30.out"):
-        shutil.copy(WORLD / "latency-test-comet" / name, src / name)
+    for name in ("latency-test-comet/osu_20151019_comet-21-01-18_lines1-54.out",
+                 "github-threads/open-mpi-ompi-issue5946_osu_acc_latency_v5.3_internode_segfault.txt",
+                 "constructed/constructed_v3.9_latency_title.txt"):
+        shutil.copy(WORLD / name, src / f"{Path(name).stem}.out")
     (src / "notes.md").write_text("hand-run notes\n")
     mapping = _mapping(tmp_path, "rules:\n  - path: '.*\\.out'\n    date: file\n"
                        "    system: comet\n    partition: compute\n")
-    assert main(["import-osu", str(src), "--map", str(mapping), "-o", str(tmp_path / "o")]) == 1
+    # exit 0: something was imported (1 only when nothing was)
+    assert main(["import-osu", str(src), "--map", str(mapping), "-o", str(tmp_path / "o")]) == 0
     out = capsys.readouterr().out
-    assert out.count("OSU 4.4.1 is not supported") == 4
+    assert "imported 2 tables" in out  # the two OSU 4.4.1 runs
+    assert out.count("REFUSED") == 2
+    assert "OSU 3.9 is older than the layouts this parser knows" in out
+    assert "the run failed; last row: size 0" in out
     assert "NO RULE notes.md" in out
+    (src / "osu_20151019_comet-21-01-18_lines1-54.out").unlink()  # only refused ones left: 1
+    assert main(["import-osu", str(src), "--map", str(mapping), "-o", str(tmp_path / "n")]) == 1
 
 
 @pytest.mark.parametrize(("text", "message"), [

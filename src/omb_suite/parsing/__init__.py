@@ -1,4 +1,4 @@
-"""Parse the text output of OSU Micro-Benchmarks runs (OMB 5.6 to 7.5.x) into tables.
+"""Parse the text output of OSU Micro-Benchmarks runs (OMB 4.0 to 7.5.x) into tables.
 
 Every ReFrame check and tool reads OSU output through this package, so that a truncated,
 garbled or failed run is caught in one place with one clear message: `parse_osu_output`

@@ -1,4 +1,4 @@
-"""What the lines of an OSU output look like, release by release (OMB 5.6 to 7.5.x).
+"""What the lines of an OSU output look like, release by release (OMB 4.0 to 7.5.x).
 
 The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sources of 5.6,
 5.9, 7.0, 7.4 and 7.5); the differences between releases that matter here:
@@ -12,8 +12,21 @@ The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sour
   (`# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)`, one-sided: `# Rank 0 Memory
   on ...`) before the header.
 
-Older releases (4.x and earlier) and releases after 7.5.x are refused by version, so that a
-layout nobody checked is never read as if it were a known one.
+OMB 4.x and 5.0 to 5.5 print the tables of 5.6 (titles, `# Size  Latency (us)` and size 0 in
+point-to-point tables, collectives' `Avg Latency(us)`, one-sided window and synchronization
+lines, device buffer lines): seen in real outputs of 4.4, 4.4.1, 5.0, 5.3, 5.3.2, 5.4.1 and
+5.5 (tests/data/osu-world).
+A table of theirs is read like any other: what the parser does not know (a column label, a
+line inside the table) refuses it with the line, not its version. Releases before 4.0 and
+after 7.5.x are refused by version, so that a layout nobody checked is never read as if it
+were a known one; so is a title without a version.
+
+A table copied into a Markdown page ends at the page's next code fence (```` ``` ````, `~~~`)
+or heading (`##` to `######`; OSU's own comment lines start with one `#`): what follows is the
+page's, not the table's (`ends_table`). In an indented block (reStructuredText `code-block`,
+Markdown indented code), lines left of the title are the page's prose, never rows (`left_of`).
+OSU itself prints every line from column 0.
+Open MPI's `--tag-output` and `--timestamp-output` line prefixes are removed first (`untagged`).
 """
 
 from __future__ import annotations
@@ -21,9 +34,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: OSU releases whose layouts are known: from 5.6 up to (not including) 7.6.
-SUPPORTED = ((5, 6), (7, 6))
-SUPPORTED_TEXT = "5.6 to 7.5.x"
+#: OSU releases whose layouts are known: from 4.0 up to (not including) 7.6.
+SUPPORTED = ((4, 0), (7, 6))
+SUPPORTED_TEXT = "4.0 to 7.5.x"
 
 TITLE_RE = re.compile(
     r"^#\s*(?P<title>OSU MPI\S*.*?\bTest)"
@@ -31,6 +44,13 @@ TITLE_RE = re.compile(
 )
 #: A title whose '#' was lost (copied from a web page or edited): refused, with the line.
 BARE_TITLE_RE = re.compile(r"^OSU MPI\S*.*?\bTest(?:\s+v\S+)?\s*$")
+#: Open MPI's per-line prefixes: `--timestamp-output` ("Wed May 27 09:26:50 2020") and
+#: `--tag-output` ("[1,0]<stdout>:", job and rank), removed before anything is read.
+TAG_RE = re.compile(
+    r"^(?:[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err)>:"
+)
+#: Where a table in a Markdown page ends: a code fence or a heading of level 2 to 6.
+TABLE_END_RE = re.compile(r"^(?:```|~~~|#{2,6}(?:\s|$))")
 ACCEL_RE = re.compile(r"-(CUDA MANAGED|CUDA|OPENACC|ROCM|MANAGED)\b")
 
 # Ordered: the first pattern matching the lower-case title (accelerator removed) wins.
@@ -150,24 +170,43 @@ class Title:
     version: str | None
 
 
+def untagged(lines: list[str]) -> list[str]:
+    """The lines without Open MPI's `--tag-output`/`--timestamp-output` prefixes."""
+    return [TAG_RE.sub("", line, count=1) for line in lines]
+
+
+def indent(raw: str) -> int:
+    return len(raw) - len(raw.lstrip())
+
+
+def ends_table(raw: str) -> bool:
+    """Whether this line, after a title, ends its table on a page: a fence or a heading."""
+    return bool(TABLE_END_RE.match(raw.strip()))
+
+
+def left_of(raw: str, title_indent: int) -> bool:
+    """Whether this line stands left of a title indented by `title_indent`: a page's prose
+    beside an indented block, never a row or a comment of the table (a wrapper's unindented
+    stderr line between indented rows is skipped the same way, and the rows go on)."""
+    return bool(raw.strip()) and indent(raw) < title_indent
+
+
 def find_titles(lines: list[str], first: int = 1) -> list[Title]:
     """The title lines of `lines` (numbered from `first`). OSU 7.3's osu_mbw_mr prints its
-    title twice, one line after the other: a title identical to the previous one with no '#'
-    line between them (no column header, no metadata: no table) is that same header
-    repeated, not a second benchmark."""
+    title twice, one line after the other: a title identical to the previous one with only
+    blank lines between them is that same header repeated, not a second benchmark (a run
+    that crashed after its title and was run again has the crash's lines between)."""
     found: list[Title] = []
-    previous, hashed = "", False
+    previous = ""  # the last non-blank line
     for number, raw in enumerate(lines, first):
         line = raw.strip()
         if match := TITLE_RE.match(line):
-            if found and not hashed and line == previous:
+            if found and line == previous:
                 found[-1] = Title(found[-1].number, number, found[-1].title, found[-1].version)
             else:
                 version = match["version"] or match["old_version"]
                 found.append(Title(number, number, match["title"], version))
-            previous, hashed = line, False
-        elif line.startswith("#"):
-            hashed = True
+        previous = line or previous
     return found
 
 
@@ -175,9 +214,11 @@ def version_problem(version: str | None) -> str | None:
     """Why a release's output is not read, or None when its layout is known."""
     numbers = tuple(int(n) for n in re.findall(r"\d+", version or "")[:3])
     if not numbers:
-        return f"the title has no version (OSU before 5.6?); supported: OSU {SUPPORTED_TEXT}"
+        return (f"the title has no version, so its layout is unknown (OSU before 4.0, or a "
+                f"build without one); layouts known: OSU {SUPPORTED_TEXT}")
     if numbers < SUPPORTED[0]:
-        return f"OSU {version} is not supported (supported: OSU {SUPPORTED_TEXT})"
+        return (f"OSU {version} is older than the layouts this parser knows (OSU "
+                f"{SUPPORTED_TEXT}): its table format was never checked")
     if numbers >= SUPPORTED[1]:
         return (f"OSU {version} is newer than the layouts this parser knows (OSU "
                 f"{SUPPORTED_TEXT}): check its output format and add it to omb_suite.parsing")

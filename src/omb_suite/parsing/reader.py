@@ -53,6 +53,7 @@ def parse_lines(
     require_validation: bool = False,
 ) -> OsuTable:
     """`parse_osu_output` of lines numbered from `first` (their place in a larger file)."""
+    lines = L.untagged(lines)
     cause = L.first_cause(lines, first)
     title_no, title, version = _find_title(lines, first, cause)
     if problem := L.version_problem(version):
@@ -107,16 +108,23 @@ def _first_output_line(lines: list[str], first: int) -> L.Cause | None:
 
 
 def _read_body(body: _Body, lines: list[str], first: int, title_no: int) -> None:
-    """Lines after the title; before it only OSU's thread and process counts are read (the
-    rest there belongs to launchers and wrappers, whose '#' comments are no metadata)."""
+    """Lines after the title up to where a page ends the table (`layout.ends_table`) or the
+    run failed (a crash's backtrace is no row), but none left of it (`layout.left_of`); before
+    the title only OSU's thread and process counts are read (launchers' and wrappers' '#'
+    comments there are no metadata)."""
     if accel := L.ACCEL_RE.search(body.title):
         body.meta["accel"] = accel[1]
+    indent = L.indent(lines[title_no - first])
+    crash = body.cause.number if body.cause and body.cause.fatal else None
     for number, raw in enumerate(lines, first):
         line = raw.strip()
+        ended = L.ends_table(raw) or (crash is not None and title_no < crash < number)
+        if number > title_no and ended:
+            break  # a page's fence or heading, or a crash: the table ended above it
         if number < title_no and (key_value := L.KEY_VALUE_RE.match(line)):
             if (key := L.snake(key_value[1])) in L.META_RENAMES:
                 body.meta[L.META_RENAMES[key]] = key_value[2]
-        if number <= title_no or not line or L.is_command(raw):
+        if number <= title_no or not line or L.is_command(raw) or L.left_of(raw, indent):
             continue
         if line.startswith("#"):
             _read_comment(body, number, line)

@@ -43,7 +43,7 @@ def split_outputs(text: str) -> list[OsuOutput]:
     follows a table until the next title (timings, the next command, a failed run that
     printed no title) stays with that table, so a failure there refuses the table rather
     than letting it pass."""
-    lines = text.splitlines()
+    lines = L.untagged(text.splitlines())
     starts = [title.number for title in L.find_titles(lines, 0)]
     cuts = [0, *(_own_preamble(lines, i) for i in starts[1:]), len(lines)]
     return [

@@ -73,11 +73,11 @@ def expected_sizes(
 ) -> list[int]:
     """Sizes OSU prints for `-m min_size:max_size`: min, 2*min, 4*min, ... up to max.
 
-    Size 0: OSU 7.4 never prints it (a 0-byte message has 0 elements and is skipped, so
-    `osu_latency -m 0:8` starts at 1; OSU also ignores a minimum of 0 and keeps its default,
-    0 for point-to-point, 1 for collectives); point-to-point benchmarks of OSU 5.x/6.x print
-    a 0-byte row when the minimum is 0: pass `zero_row=True` for those. Sizes smaller than
-    the datatype (`-T mpi_int`: `datatype_size=4`) are skipped as well.
+    Size 0: OSU 7.3 and later never print it (a 0-byte message has 0 elements and is skipped,
+    so `osu_latency -m 0:8` starts at 1, seen on 7.3 and 7.4; OSU also ignores a minimum of 0
+    and keeps its default, 0 for point-to-point, 1 for collectives); point-to-point benchmarks
+    of OSU 4.x to 7.2 print a 0-byte row when the minimum is 0: pass `zero_row=True` for those.
+    Sizes smaller than the datatype (`-T mpi_int`: `datatype_size=4`) are skipped as well.
     """
     if min_size < 0 or max_size < 0 or datatype_size < 1:
         raise ValueError(f"bad size range {min_size}:{max_size} (datatype {datatype_size} B)")

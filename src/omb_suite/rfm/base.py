@@ -19,12 +19,14 @@ import shutil
 from pathlib import Path
 
 import reframe as rfm
+import reframe.utility.osext as osext
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
+from reframe.core.runtime import runtime
 
-from omb_suite import binaries, catalogue, parsing, probe
+from omb_suite import binaries, catalogue, curvelog, parsing, probe
 from omb_suite.failures import failure_cause
 from omb_suite.placements import Placing
 from omb_suite.rfm import mv2
@@ -36,6 +38,27 @@ from omb_suite.topology import Topology, of_partition
 def references_dir() -> Path:
     """``$RFM_REFERENCE_PREFIX``, else the repository's ``reframe/references``."""
     return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
+
+
+def perflog_dir(test: rfm.RegressionTest) -> Path | None:
+    """Where ReFrame's ``filelog`` handler writes this test's perflog (``basedir`` and
+    ``prefix`` resolved as ReFrame does; ``OMB_RESULTS_DIR`` in our configuration)."""
+    config = runtime().site_config
+    for i, handler in enumerate(config.get('logging/0/handlers_perflog') or []):
+        if handler.get('type') == 'filelog':
+            key = f'logging/0/handlers_perflog/{i}'
+            basedir = os.path.join(config.get('systems/0/prefix'),
+                                   osext.expandvars(config.get(f'{key}/basedir')))
+            where = f'{test.current_system.name}/{test.current_partition.name}'
+            names = {'check_system': test.current_system.name, 'check_name': test.name,
+                     'check_partition': test.current_partition.name,
+                     'check_environ': test.current_environ.name}
+            try:
+                where = osext.expandvars(config.get(f'{key}/prefix')) % names
+            except (KeyError, TypeError, ValueError):  # other attributes: ReFrame's default
+                pass
+            return Path(os.path.abspath(basedir), where)
+    return None
 
 
 class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
@@ -289,6 +312,20 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
     @run_before('performance')
     def set_perf_variables(self):
         self.perf_variables = self.performance_variables()
+
+    @run_after('sanity')
+    def keep_whole_curve(self):
+        """Append the whole OSU table beside the perflog (``<TestClass>.curves.jsonl``, see
+        :mod:`omb_suite.curvelog`): the perflog keeps only the reported sizes.  After sanity,
+        not performance: a run that misses its references is the one whose curve matters."""
+        directory = perflog_dir(self)
+        if directory is None or getattr(self, 'osu_table', None) is None:
+            return
+        curvelog.append(curvelog.path_for(directory, type(self).__name__), curvelog.record(
+            self.osu_table, system=self.current_system.name,
+            partition=self.current_partition.name, environ=self.current_environ.name,
+            name=self.name, jobid=self.job.jobid, benchmark=self.benchmark,
+            job_completion_time_unix=self.job.completion_time, osu_version=self.osu_version))
 
     def performance_variables(self) -> dict:
         """``<metric>_<size>`` for each reported size, plus the curve figures."""
