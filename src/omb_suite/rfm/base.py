@@ -123,6 +123,10 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
         where = {getattr(self, 'placement', None), getattr(self, 'mapping', None)}
         self.tags = self.tags | ({getattr(self, 'benchmark', None)} | where) - {None, ''}
 
+    def perflog_location(self) -> Path:
+        """Where ReFrame writes this partition's perflogs (the cost model's fit reads them)."""
+        return perflog_dir(self) or super().perflog_location()
+
     # -- setup ------------------------------------------------------------------------
 
     @property

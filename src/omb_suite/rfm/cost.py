@@ -56,7 +56,7 @@ def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     if key not in _MODELS:
         model = costmodel.model_for(part.extras)
         rows = []
-        for path in sorted((results_dir() / test.current_system.name / part.name).glob('*.log')):
+        for path in sorted(test.perflog_location().glob('*.log')):
             found, _ = costfit.read_perflog(path)
             rows += [r for r in found if r.get('environ') == env]
         if rows:
@@ -104,6 +104,10 @@ class ScaleAware(rfm.RegressionTestPlugin):
 
     def datatype_bytes(self) -> int:
         return 1
+
+    def perflog_location(self) -> Path:
+        """The directory of this partition's perflogs (children may know it better)."""
+        return results_dir() / self.current_system.name / self.current_partition.name
 
     def mem_limit_options(self) -> list[str]:
         plan = self.sweep_plan()
