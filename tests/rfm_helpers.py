@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -137,7 +138,19 @@ def perflog(tmp: Path, test: str, system: str = 'local/default') -> list[dict[st
     return [dict(zip(cols, r.split('|'), strict=True)) for r in rows]
 
 
+def without_limit(line: str) -> str:
+    """A launch line without the ``timeout ... <limit>s`` that runs it under its time limit."""
+    return re.sub(r'^timeout (--\S+ )*\d+s ', '', line)
+
+
+def launches(script: str, launcher: str) -> list[str]:
+    """The lines of a job script that run ``launcher`` (under their time limit or not)."""
+    return [without_limit(x) for x in script.splitlines()
+            if without_limit(x).startswith(launcher)]
+
+
 def launch_line(script: str, program: str) -> str:
-    """The line of a job script that launches ``program`` through the rank wrapper."""
-    return next(line for line in script.splitlines()
+    """The line of a job script that launches ``program`` through the rank wrapper (without
+    the ``timeout`` of its time limit)."""
+    return next(without_limit(line) for line in script.splitlines()
                 if 'omb_rank.sh' in line and f'/{program} ' in line + ' ')

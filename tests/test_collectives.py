@@ -25,10 +25,13 @@ from rfm_helpers import (
     two_family_registry,
     write_registry,
 )
+from rfm_helpers import (
+    launches as launcher_lines,
+)
 from testdata import DATA, real_output
 
 from omb_suite import algorithms as alg
-from omb_suite import catalogue, mpilib, parsing
+from omb_suite import catalogue, correctness, mpilib, parsing
 from omb_suite import evidence as ev
 
 run_reframe = rfm_helpers.run_reframe
@@ -176,8 +179,11 @@ def registry(tmp_path):
 
 
 def _exports(script: str) -> list[str]:
-    return [line.removeprefix('export ') for line in script.splitlines()
-            if line.startswith(('export OMPI_MCA', 'export MPIR_CVAR'))]
+    """The library variables a job sets: exported to every rank, then (``rank0:``) those the
+    wrapper exports in rank 0 only (the verbose evidence, whatever the rank count)."""
+    exported = [line.removeprefix('export ') for line in script.splitlines()
+                if line.startswith(('export OMPI_MCA', 'export MPIR_CVAR'))]
+    return exported + [f'rank0:{v}' for v in re.findall(r'--rank0-env (\S+)', script)]
 
 
 def _scripts(tmp: Path, env: str, program: str) -> list[str]:
@@ -191,7 +197,7 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
                       '-E', 'scale == 2', '-S', 'iterations=100', '-S', 'warmup=10',
                       '-S', 'max_size=1024', registry=registry, checks=(VERDICT, SWEEP))
     assert out.returncode == 0, out.stdout + out.stderr
-    evidence = ['OMPI_MCA_coll_base_verbose=9', 'OMPI_MCA_mpi_show_mca_params=enviro']
+    evidence = ['rank0:OMPI_MCA_coll_base_verbose=9', 'rank0:OMPI_MCA_mpi_show_mca_params=enviro']
     assert sorted(_exports(s) for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')) == [
         [OMPI_EXCLUDE, 'OMPI_MCA_coll_tuned_use_dynamic_rules=1',
          'OMPI_MCA_coll_tuned_bcast_algorithm=2', *evidence],          # chain
@@ -208,20 +214,22 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     # the verdict set: one launch, the measurement (no -c: it changes what is measured)...
     (reduce,) = _scripts(tmp_path, 'test-openmpi', 'osu_reduce')
     assert _exports(reduce) == evidence
-    launches = [x for x in reduce.splitlines() if x.startswith('mpirun')]
+    launches = launcher_lines(reduce, 'mpirun')
     assert launches == [launch_line(reduce, 'osu_reduce')]
-    assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh /')
+    assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh '
+                                  '--rank0-env OMPI_MCA_coll_base_verbose=9 --rank0-env '
+                                  'OMPI_MCA_mpi_show_mca_params=enviro /')
     assert launches[0].endswith('osu_reduce -f -T mpi_int -m 1024 -x 10 -i 100')
     # ... its results checked by the correctness run it depends on: every verdict collective
     (check,) = [s for k, s in job_scripts(tmp_path).items()
                 if k.startswith('local/default/test-openmpi/OsuCollectiveCorrectness')]
+    verdict = catalogue.verdict('collective') + catalogue.verdict('nonblocking')
     assert launch_line(check, 'collective_check').endswith(
-        '/collective_check 1024 osu_allreduce osu_bcast osu_alltoall osu_allgather '
-        'osu_reduce osu_barrier osu_iallreduce')
+        ' '.join(['/collective_check 1024', *(n for n in verdict if n in correctness.CHECKABLE)]))
     # the exploration's forced algorithms: a short -c run, then the measurement
     (chain,) = [s for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')
                 if 'bcast_algorithm=2' in s]
-    first, second = [x for x in chain.splitlines() if x.startswith('mpirun')]
+    first, second = launcher_lines(chain, 'mpirun')
     assert first.endswith('osu_bcast -f -m 1024 -x 10 -i 100 -c -x 2 -i 10 > validation.out 2>&1')
     assert second == launch_line(chain, 'osu_bcast')
     # the sweep leaves what the verdict set measures to it

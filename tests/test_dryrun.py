@@ -13,6 +13,9 @@ from rfm_helpers import (
     two_family_registry,
     write_registry,
 )
+from rfm_helpers import (
+    launches as launcher_lines,
+)
 
 from omb_suite import catalogue
 
@@ -32,8 +35,9 @@ def test_default_run_is_the_verdict_set(tmp_path, registry):
     out = run_reframe(tmp_path, '--system', 'local', '-l', registry=registry)
     assert out.returncode == 0, out.stdout + out.stderr
     names = _listed(out.stdout)
-    # a 1-node, 1-socket, 2-core machine: intra-socket placements only, scale 2, one node
-    assert len(names) == 3 + 6 + 1 + 1 + 1, names
+    # a 1-node, 1-socket, 2-core machine: one case per verdict program (intra-socket
+    # placements only, host buffers, scale 2, one node)
+    assert len(names) == sum(map(len, catalogue.verdict_set().values())), names
     # the collectives' results: one correctness run they all depend on (listed under each)
     assert '^OsuCollectiveCorrectness %scale=2 %mapping=core' in out.stdout
     assert 'OsuPt2Pt %benchmark=osu_latency %placement=intra_socket %buffers=H H' in names
@@ -75,7 +79,7 @@ def test_dry_run_one_launch_through_the_wrapper(tmp_path, registry):
     assert out.returncode == 0, out.stdout + out.stderr
     scripts = job_scripts(tmp_path)
     ompi = next(s for k, s in scripts.items() if k.startswith('local/default/test-openmpi/'))
-    launches = [x for x in ompi.splitlines() if x.startswith('mpirun')]
+    launches = launcher_lines(ompi, 'mpirun')
     assert launches == [launch_line(ompi, 'osu_latency')]
     assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh /')
     assert launches[0].endswith('/osu_latency -m 4194304 -x 10 -i 100')

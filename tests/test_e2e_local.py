@@ -56,6 +56,9 @@ def test_wrong_binding_is_caught_by_the_probe_with_both_placements_shown(tmp_pat
     assert "placement 'intra_socket' does not hold: both ranks are bound to the same " \
            "single CPU 0" in out.stdout
     assert 'rank 0: host=' in out.stdout and 'rank 1: host=' in out.stdout
+    # the old setting name still works, and says what it is called now
+    assert "trap:default: extras['placement_options'] is deprecated: rename it to " \
+           "'launcher_overrides'" in out.stdout + out.stderr
 
 
 @needs_osu()

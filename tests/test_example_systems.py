@@ -3,6 +3,8 @@ reference files are valid ReFrame external references."""
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 import yaml
 from rfm_helpers import job_scripts, run_reframe, two_family_registry
@@ -51,3 +53,21 @@ def test_reference_files_load_as_reframe_references(path):
             for var, ref in perfvars.items():
                 assert isinstance(ref, list) and len(ref) == 4, f'{cls}.{var}: {ref}'
                 assert isinstance(ref[0], (int, float)) and isinstance(ref[3], str)
+
+
+REFERENCES = sorted((REPO / 'reframe/references').glob('*.yaml'))
+CHECK_CLASSES = {node.name for path in (REPO / 'reframe/checks').rglob('*.py')
+                 for node in ast.parse(path.read_text()).body if isinstance(node, ast.ClassDef)}
+
+
+@pytest.mark.parametrize('path', REFERENCES, ids=lambda p: p.name)
+def test_references_are_for_check_classes_and_algorithms_they_run(path):
+    """A reference under a class that never runs its case is never used: the verdict set's
+    collectives run only the default algorithm, the forced ones are the sweeps'."""
+    data = yaml.safe_load(path.read_text())
+    assert set(data) <= CHECK_CLASSES, set(data) - CHECK_CLASSES
+    for cls in {'OsuCollective', 'OsuNonBlockingCollective'} & set(data):
+        levels = [{k: v for k, v in data[cls].items() if k != '$index'}]
+        for _ in range(data[cls]['$index'].index('algorithm')):
+            levels = [v for level in levels for v in level.values()]
+        assert {name for level in levels for name in level} == {'default'}, (cls, levels)

@@ -30,8 +30,8 @@ def test_real_launcher_accepts_every_option_set(dialect, kind, name):
     launcher, family = LAUNCHERS[dialect]
     if not shutil.which(launcher):
         pytest.skip(f'{launcher} not installed')
-    table = placements.placement_options if kind == 'placement' else placements.mapping_options
-    options = table(name, 'mpirun', family)
+    where = placements.placement(name) if kind == 'placement' else placements.mapping(name)
+    options = placements.launch_options(where, 'mpirun', family, nodes=1)
     ranks = 2
     out = subprocess.run([launcher, '-np', str(ranks), *options, WRAPPER, 'true'],
                          capture_output=True, text=True, timeout=120,

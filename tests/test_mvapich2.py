@@ -90,12 +90,6 @@ def test_bound_places_without_the_table_fail_naming_the_variable():
 
 
 def test_mv2_binding_variables_of_placements_and_mappings():
-    assert placements.mv2_binding_env("intra_socket") == {
+    assert placements.placement("intra_socket").mv2_env() == {
         "MV2_CPU_BINDING_POLICY": "bunch", "MV2_CPU_BINDING_LEVEL": "core"}
-    assert placements.mv2_binding_env("socket")["MV2_CPU_BINDING_POLICY"] == "scatter"
-    site = {"mv2": {"core": ["MV2_CPU_MAPPING=0:1"]}}
-    assert placements.mv2_binding_env("core", site) == {"MV2_CPU_MAPPING": "0:1"}
-    with pytest.raises(placements.PlacementError, match="is not VAR=value"):
-        placements.mv2_binding_env("core", {"mv2": {"core": ["bunch"]}})
-    with pytest.raises(placements.PlacementError, match="unknown placement or mapping"):
-        placements.mv2_binding_env("diagonal")
+    assert placements.mapping("socket").mv2_env()["MV2_CPU_BINDING_POLICY"] == "scatter"

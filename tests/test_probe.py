@@ -79,7 +79,7 @@ def test_wrapper_sees_the_binding_the_program_runs_with(launcher, options):
                   '"s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"')
     assert out.returncode == 0, out.stderr
     places = probe.parse_probe(out.stderr, expect_ranks=2)
-    placements.verify_pair('intra_socket', places)
+    placements.placement('intra_socket').verify(places)
     seen = dict(line.split() for line in out.stdout.splitlines())
     assert {str(p.rank): ','.join(map(str, sorted(p.cpus))) for p in places} == seen
 
@@ -90,7 +90,7 @@ def test_wrapper_binds_gpus_under_real_launcher(launcher):
                   'echo "visible=$CUDA_VISIBLE_DEVICES"')
     assert out.returncode == 0, out.stderr
     bindings = probe.parse_bindings(out.stderr)
-    placements.verify_gpus(bindings, probe.parse_probe(out.stderr, expect_ranks=2))
+    probe.verify_gpus(bindings, probe.parse_probe(out.stderr, expect_ranks=2))
     assert [(b.rank, b.device) for b in bindings] == [(0, '0'), (1, '3')]
     assert out.stdout.count('visible=0,3') == 2
 
@@ -115,3 +115,13 @@ def test_wrapper_preloads_only_into_the_program():
                            'LD_PRELOAD', 'CUDA_VISIBLE_DEVICES'], capture_output=True, text=True,
                           env={**os.environ, 'LD_PRELOAD': '/b.so', 'MPI_LOCALRANKID': '0'})
     assert both.stdout == '/a.so:/b.so\n0\n'
+
+
+def test_a_full_node_is_summarised_as_briefly_as_two_ranks():
+    """Synthetic: 128 ranks one per CPU on two hosts, then one rank bound to two CPUs."""
+    lines = [f'PROBE rank={r} size=257 host=n{r // 128} cpus={r % 128} sockets={r % 128 // 64} '
+             f'numa={r % 128 // 16}' for r in range(256)]
+    lines.append('PROBE rank=256 size=257 host=n2 cpus=0-1 sockets=0 numa=0')
+    places = probe.parse_probe('\n'.join(lines), expect_ranks=257)
+    assert probe.observed(places) == ('n0:cpu0..127/s0,1/n0,1,2,3,4,5,6,7;'
+                                      'n1:cpu0..127/s0,1/n0,1,2,3,4,5,6,7;n2:cpu0,1/s0/n0')

@@ -60,6 +60,21 @@ def _load_systems() -> list:
     return [*systems, local]
 
 
+def _polled_fast(systems: list) -> list[str]:
+    """Where tests run one at a time on this machine or as steps of one allocation (scheduler
+    ``local`` or launcher ``srunalloc``): a system all of whose partitions do, else each such
+    partition (``system:partition``), whatever the site calls them."""
+    targets = []
+    for system in systems:
+        parts = [p['name'] for p in system['partitions']
+                 if p.get('scheduler') == 'local' or p.get('launcher') == 'srunalloc']
+        whole = len(parts) == len(system['partitions'])
+        targets += [system['name']] if whole else [f"{system['name']}:{p}" for p in parts]
+    return targets
+
+
+SYSTEMS = _load_systems()
+
 #: Columns of every perflog record, in order (see docs/perflogs.md).
 PERFLOG_COLUMNS = (
     'job_completion_time', 'result', 'system', 'partition', 'environ', 'name',
@@ -74,7 +89,7 @@ PERFLOG_COLUMNS = (
 RUNTIME_COLUMNS = {'version'}
 
 site_configuration = {
-    'systems': _load_systems(),
+    'systems': SYSTEMS,
     'environments': ENVIRONMENTS,
     'modes': [
         {
@@ -132,7 +147,7 @@ site_configuration = {
             # Jobs of the local scheduler (this machine, or steps inside one allocation) are
             # polled cheaply: notice a finished benchmark within 0.2 s instead of ReFrame's
             # default decay to one poll every 10 s.
-            'target_systems': ['local', 'minicluster:alloc'],
+            'target_systems': _polled_fast(SYSTEMS),
             'report_file': str(RESULTS / 'reports' / 'run-report-{sessionid}.json'),
             'check_search_recursive': False,
             'resolve_module_conflicts': False,

@@ -119,6 +119,12 @@ def verdict(kind: str) -> list[str]:
     return list(_data()['verdict'][kind])
 
 
+def verdict_set() -> dict[str, list[str]]:
+    """Every kind of the verdict set with its programs, in the catalogue's order."""
+    return {kind: list(names) for kind, names in _data()['verdict'].items()
+            if isinstance(names, list)}
+
+
 def check_of(name: str) -> str:
     """The check (class) that runs a program: the verdict set's when it is in it, else the
     exploration's (``osu_mbw_mr`` runs in both: its verdict window is OsuMbwMr's)."""

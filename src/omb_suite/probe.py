@@ -8,7 +8,8 @@ Two producers print the same ``PROBE`` lines:
 - ``job_sources/placement_probe.c``, a tiny MPI program (rank 0 gathers and prints every line, then
   ``PROBE done``), run by the ``PlacementProbe`` check where no OSU is installed yet.
 
-This module reads those lines; :mod:`omb_suite.placements` judges them against a placement.
+This module reads those lines and checks what every run must satisfy (node count, one rank
+per core, one GPU per rank); :mod:`omb_suite.placements` judges them against a placement.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ PROBE_SOURCE = 'placement_probe.c'
 
 class ProbeError(ValueError):
     """The probe output is missing, incomplete, or garbled."""
+
+
+class WrongPlacement(ValueError):
+    """The ranks are not where the placement or mapping says (asked vs observed)."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +133,73 @@ def parse_bindings(text: str) -> list[Binding]:
 
 
 def observed(places: list[RankPlace], bindings: list[Binding] | None = None) -> str:
-    """Compact summary for the perflog: ``vm:cpu0/s0/n0;vm:cpu1/s0/n0`` (``/gpu0`` with GPUs)."""
+    """Compact summary for the perflog: ``vm:cpu0/s0/n0;vm:cpu1/s0/n0`` (``/gpu0`` with GPUs).
+    Three or more ranks in a row on one host, one CPU each and in CPU order, are one entry
+    ``host:cpu0..127/s0-1/n0-7`` (``..``: one rank per CPU), so the summary of a full node
+    stays as short as that of two ranks."""
     gpus = {b.rank: b.device for b in bindings or []}
-    return ';'.join(f'{p.host}:cpu{_fmt(p.cpus)}/s{_fmt(p.sockets)}/n{_fmt(p.numa)}'
-                    + (f'/gpu{gpus.get(p.rank, "?")}' if bindings else '') for p in places)
+    if bindings:
+        return ';'.join(f'{_place(p)}/gpu{gpus.get(p.rank, "?")}' for p in places)
+    return ';'.join(_run(run) if len(run) > 2 else ';'.join(_place(p) for p in run)
+                    for run in _runs(places))
+
+
+def _place(p: RankPlace) -> str:
+    return f'{p.host}:cpu{_fmt(p.cpus)}/s{_fmt(p.sockets)}/n{_fmt(p.numa)}'
+
+
+def _runs(places: list[RankPlace]) -> list[list[RankPlace]]:
+    """Consecutive ranks on one host, each on one CPU, the CPUs ascending by one."""
+    runs: list[list[RankPlace]] = []
+    for p in places:
+        last = runs[-1][-1] if runs else None
+        if (last is not None and last.host == p.host and len(last.cpus) == len(p.cpus) == 1
+                and min(p.cpus) == min(last.cpus) + 1):
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    return runs
+
+
+def _run(run: list[RankPlace]) -> str:
+    sockets = frozenset(s for p in run for s in p.sockets)
+    numa = frozenset(n for p in run for n in p.numa)
+    return (f'{run[0].host}:cpu{min(run[0].cpus)}..{min(run[-1].cpus)}/s{_fmt(sockets)}'
+            f'/n{_fmt(numa)}')
+
+
+def wrong_placement(what: str, problem: str, places: list[RankPlace]) -> WrongPlacement:
+    shown = '; '.join(p.describe() for p in places)
+    return WrongPlacement(f'{what} does not hold: {problem} (observed: {shown})')
+
+
+def verify_ranks(places: list[RankPlace], *, nodes: int, oversubscribed: bool = False) -> None:
+    """Ranks on exactly ``nodes`` hosts, no two pinned to one CPU (unless oversubscribed)."""
+    hosts = {p.host for p in places}
+    if len(hosts) != nodes:
+        raise wrong_placement(f'{nodes} node(s)', f'the ranks run on {len(hosts)}', places)
+    if oversubscribed:
+        return
+    pinned: dict[tuple[str, frozenset[int]], int] = {}
+    for place in places:
+        if len(place.cpus) == 1:
+            other = pinned.setdefault((place.host, place.cpus), place.rank)
+            if other != place.rank:
+                raise wrong_placement('one rank per core', f'ranks {other} and {place.rank} are '
+                                      f'both bound to CPU {min(place.cpus)} of {place.host}',
+                                      places)
+
+
+def verify_gpus(bindings: list[Binding], places: list[RankPlace]) -> None:
+    """Every rank reported its GPU and no two ranks of one host share one."""
+    if len(bindings) != len(places):
+        raise wrong_placement('one GPU per rank', f'{len(bindings)} GPU bindings for '
+                              f'{len(places)} ranks (the rank wrapper did not report a device '
+                              'for every rank)', places)
+    seen: dict[tuple[str, str], int] = {}
+    for b in bindings:
+        if (b.host, b.device) in seen:
+            raise wrong_placement('one GPU per rank', f'ranks {seen[b.host, b.device]} and '
+                                  f'{b.rank} share GPU {b.device} on {b.host} (visible '
+                                  f'{b.visible})', places)
+        seen[b.host, b.device] = b.rank

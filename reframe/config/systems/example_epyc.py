@@ -48,7 +48,7 @@ system = {
                 'num_nodes': 8,
                 'srun_mpi': _SRUN_MPI,
                 'link_peak_mbs': 25000,
-                'placement_options': {
+                'launcher_overrides': {
                     'srun': {'inter_node': ['--distribution=cyclic', '--cpu-bind=map_cpu:96']},
                     'ompi': {'inter_node': ['--map-by', 'node', '--cpu-set', '96-111',
                                             '--bind-to', 'core']},

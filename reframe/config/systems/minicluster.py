@@ -90,7 +90,7 @@ system = {
             'launcher': 'mpirun',
             'extras': {
                 'num_nodes': 2,
-                'placement_options': {
+                'launcher_overrides': {
                     'ompi': {
                         'intra_socket': ['--map-by', 'core', '--bind-to', 'none'],
                         'inter_node': ['--map-by', 'node', '--bind-to', 'none'],

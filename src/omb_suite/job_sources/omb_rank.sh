@@ -1,5 +1,5 @@
 #!/bin/sh
-# omb_rank.sh [--preload LIB] [--gpu KIND DEVICES] PROGRAM [ARGS...]
+# omb_rank.sh [--preload LIB] [--gpu KIND DEVICES] [--rank0-env VAR=VALUE]... PROGRAM [ARGS...]
 #
 # Per-rank wrapper of the OMB regression suite (omb_suite.probe). The launcher starts this
 # script as each rank; it reports where the rank runs and then execs the benchmark, so the
@@ -16,6 +16,10 @@
 #
 # With --preload LIB it loads LIB into PROGRAM only (LD_PRELOAD exported just before exec, so
 # this shell and its helpers never load it): the MPI_T reader, linked with the MPI library.
+#
+# With --rank0-env VAR=VALUE it exports VAR=VALUE in rank 0 only: a library's verbose output
+# (OMPI_MCA_coll_base_verbose=9) proves the collective algorithm from one rank, so the output
+# of a test does not grow with its rank count.
 #
 # POSIX sh, no helper programs besides sed: it runs on every rank of every job.
 first() { for v in "$@"; do eval "x=\${$v:-}"; [ -n "$x" ] && { echo "$x"; return; }; done; }
@@ -46,6 +50,9 @@ preload=''
 while :; do
   case ${1:-} in
   --preload) preload=$2; shift 2 ;;
+  --rank0-env)
+    [ "${rank:-}" = 0 ] && export "$2"
+    shift 2 ;;
   --gpu)
     kind=$2 devices=$3; shift 3
     local_rank=$(first MV2_COMM_WORLD_LOCAL_RANK MVP_COMM_WORLD_LOCAL_RANK \

@@ -2,7 +2,7 @@
 runs. Check files under ``reframe/checks/`` only subclass these and declare parameters.
 
 Imports flow one way: checks -> ``omb_suite.rfm`` -> the pure modules of ``omb_suite``
-(catalogue, parsing, placement, probe, topology, mpilib, algorithms, evidence) -> data.
+(catalogue, parsing, placements, probe, topology, mpilib, algorithms, evidence) -> data.
 """
 
 from omb_suite.rfm import reframe_speed

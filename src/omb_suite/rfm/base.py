@@ -19,16 +19,17 @@ import shutil
 from pathlib import Path
 
 import reframe as rfm
-import reframe.utility.osext as osext
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
-from reframe.core.runtime import runtime
 
-from omb_suite import binaries, catalogue, curvelog, parsing, placements, probe
+from omb_suite import binaries, catalogue, curvelog, parsing, probe
 from omb_suite.failures import failure_cause
+from omb_suite.placements import Placing
 from omb_suite.rfm import mv2
+from omb_suite.rfm.cost import ScaleAware
+from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 from omb_suite.topology import Topology, of_partition
 
@@ -38,48 +39,11 @@ def references_dir() -> Path:
     return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
 
 
-def launch_options(test: rfm.RegressionTest, table, name: str) -> list[str]:
-    """srun's ``--mpi`` plugin plus the options of ``table`` (``placements.placement_options``
-    or ``mapping_options``) for the test's partition and MPI; a step of an allocation
-    (``srunalloc``) also names its node count, as a batch job would."""
-    part = test.current_partition
-    launcher = part.launcher_type.registered_name
-    family = test.current_environ.extras.get('mpi_family')
-    nodes = [f'--nodes={test.num_nodes}'] if launcher == 'srunalloc' else []
-    return [*nodes, *placements.srun_mpi_options(launcher, family, part.extras.get('srun_mpi')),
-            *table(name, launcher, family, part.extras.get('placement_options'))]
-
-
-def perflog_dir(test: rfm.RegressionTest) -> Path | None:
-    """Where ReFrame's ``filelog`` handler writes this test's perflog (``basedir`` and
-    ``prefix`` resolved as ReFrame does; ``OMB_RESULTS_DIR`` in our configuration)."""
-    config = runtime().site_config
-    for i, handler in enumerate(config.get('logging/0/handlers_perflog') or []):
-        if handler.get('type') == 'filelog':
-            key = f'logging/0/handlers_perflog/{i}'
-            basedir = os.path.join(config.get('systems/0/prefix'),
-                                   osext.expandvars(config.get(f'{key}/basedir')))
-            where = f'{test.current_system.name}/{test.current_partition.name}'
-            names = {'check_system': test.current_system.name, 'check_name': test.name,
-                     'check_partition': test.current_partition.name,
-                     'check_environ': test.current_environ.name}
-            try:
-                where = osext.expandvars(config.get(f'{key}/prefix')) % names
-            except (KeyError, TypeError, ValueError):  # other attributes: ReFrame's default
-                pass
-            return Path(os.path.abspath(basedir), where)
-    return None
-
-
-def environ_modules(test: rfm.RegressionTest) -> str | None:
-    """The modules the test's environment loads in its job script, for the perflog column
-    ``environ_modules`` (``openmpi/4.1.4,osu-micro-benchmarks/7.3``); ``None`` for none."""
-    return ','.join(test.current_environ.modules) or None
-
-
-class OsuRunBase(rfm.RunOnlyRegressionTest):
+class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
-    placement, references). Runs in environments with an MPI and OSU (``+mpi +osu``)."""
+    placement, references; the sweep OSU will run at the job's rank count, the predicted
+    wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`). Runs in
+    environments with an MPI and OSU (``+mpi +osu``)."""
 
     valid_systems = ['*']
     valid_prog_environs = ['+mpi +osu']
@@ -137,6 +101,10 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         ``-t intra_socket``). Cases that know their program only later tag themselves."""
         where = {getattr(self, 'placement', None), getattr(self, 'mapping', None)}
         self.tags = self.tags | ({getattr(self, 'benchmark', None)} | where) - {None, ''}
+
+    def perflog_location(self) -> Path:
+        """Where ReFrame writes this partition's perflogs (the cost model's fit reads them)."""
+        return perflog_dir(self) or super().perflog_location()
 
     # -- setup ------------------------------------------------------------------------
 
@@ -209,17 +177,23 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
             opts += ['-x', str(self.warmup)]
         if self.iterations is not None:
             opts += ['-i', str(self.iterations)]
-        return opts + list(self.extra_opts)
+        return opts + self.mem_limit_options() + list(self.extra_opts)
 
     def launcher_options(self) -> list[str]:
         """Launcher options that place the ranks; children define the placement."""
         return []
 
-    def place_with(self, table, name: str) -> list[str]:
-        """Launcher options of a placement or mapping (see :func:`launch_options`); a library
-        that binds the ranks itself (MVAPICH2) gets its own variables for it (:mod:`.mv2`)."""
-        self.env_vars = {**self.env_vars, **mv2.binding_env(self, name)}
-        return launch_options(self, table, name)
+    def placing(self) -> Placing | None:
+        """The placement or mapping the ranks follow (children say which), or ``None``."""
+        return None
+
+    @run_before('run')
+    def bind_as_mvapich2_needs(self):
+        """A library that binds the ranks itself (MVAPICH2) gets its own variables for the
+        placement or mapping (:mod:`.mv2`); ``{}`` for every other library."""
+        where = self.placing()
+        if where is not None:
+            self.env_vars = {**self.env_vars, **mv2.binding_env(self, where)}
 
     def wrapper_options(self) -> list[str]:
         """Options of the per-rank wrapper before the OSU program (``--gpu`` for GPUs)."""
@@ -253,10 +227,9 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
         """Children verify the placement they asked for (raise ``WrongPlacement``)."""
 
     def expected_sizes(self) -> list[int] | None:
-        lo, hi = self.sweep()
-        if hi is None:
-            return None
-        return parsing.expected_sizes(1 if lo is None else lo, hi)
+        """The sizes OSU will run at this rank count (:meth:`sweep_plan`)."""
+        plan = self.sweep_plan()
+        return None if plan is None else plan.sizes
 
     def parse_kwargs(self) -> dict:
         """Extra arguments for :func:`omb_suite.parsing.parse_osu_output`."""
@@ -269,18 +242,25 @@ class OsuRunBase(rfm.RunOnlyRegressionTest):
                 self, probe.parse_probe(stderr, expect_ranks=self.num_tasks), stderr)
             self.placement_observed = probe.observed(places)
             self.check_placement(places)
-        except (probe.ProbeError, placements.WrongPlacement) as err:
+        except (probe.ProbeError, probe.WrongPlacement) as err:
             cause = failure_cause(stderr)
             raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
 
     @sanity_function
     def validate(self):
-        """Placement as asked for, and a complete OSU table (never a silent pass)."""
+        """Not stopped at its limit, placement as asked for, and a complete OSU table up to
+        where OSU stops at this rank count (never a silent pass)."""
         stderr = self.read_output(self.stderr.evaluate())
-        self.verify_placement(stderr)
         text = self.read_output(self.stdout.evaluate())
+        stopped = self.stopped_at_limit(text, stderr)
+        if stopped:
+            raise SanityError(stopped)
+        self.verify_placement(stderr)
+        expected, skipped = self.expected_sizes(), self.not_measured(stderr)
+        if expected is not None:
+            expected = [s for s in expected if s not in skipped]
         try:
-            self.osu_table = parsing.parse_osu_output(text, expect_sizes=self.expected_sizes(),
+            self.osu_table = parsing.parse_osu_output(text, expect_sizes=expected,
                                                       **self.parse_kwargs())
         except parsing.OsuParseError as err:
             cause = failure_cause(stderr, text)

@@ -30,8 +30,8 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
-from omb_suite import catalogue, evidence, mpilib, parsing, placements, topology
-from omb_suite.rfm import mv2
+from omb_suite import catalogue, evidence, mpilib, parsing, placements, probe, topology
+from omb_suite.rfm import mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
 
 
@@ -43,26 +43,28 @@ class CollectiveJob(OsuRunBase):
     #: :type: :class:`int` :default: ``1``
     oversubscribe = variable(int, value=1, loggable=False)
 
+    def placing(self) -> placements.Mapping:
+        return placements.mapping(self.mapping)
+
     @run_after('setup')
     def shape_job(self):
         """Job resources from scale and mapping; skip when the partition cannot offer them."""
-        shape = placements.job_shape(self.scale, self.mapping, self.topology, self.oversubscribe)
+        shape = self.placing().job_shape(self.scale, self.topology, self.oversubscribe)
         self.skip_if(isinstance(shape, str), f'{shape} ({self.current_partition.fullname})')
         self.num_tasks, self.num_nodes = shape.num_tasks, shape.num_nodes
         self.num_tasks_per_node = shape.tasks_per_node
 
     def launcher_options(self) -> list[str]:
-        options = self.place_with(placements.mapping_options, self.mapping)
+        options = site_offers.placed_launch(self, self.placing())
         if self.oversubscribe <= 1:
             return options
         launcher = self.current_partition.launcher_type.registered_name
         return placements.oversubscribe_options(
-            options, placements.launcher_key(launcher, self.mpi_family))
+            options, placements.launcher_dialect(launcher, self.mpi_family))
 
     def check_placement(self, places):
-        placements.verify_ranks(places, nodes=self.num_nodes,
-                               oversubscribed=self.oversubscribe > 1)
-        placements.verify_mapping(self.mapping, places, self.num_tasks_per_node)
+        probe.verify_ranks(places, nodes=self.num_nodes, oversubscribed=self.oversubscribe > 1)
+        self.placing().verify(places, self.num_tasks_per_node)
 
 
 def _known_defect(test: OsuCollectiveBase) -> bool:
@@ -122,12 +124,17 @@ class OsuCollectiveBase(CollectiveJob):
                                                                       self.search_path())
         choice = self._choice(family)
         self._evidence = choice is not None
+        self._rank0_env: dict[str, str] = {}
         if choice is None:
             return
         self._skip_unless_runnable(family)
         oversub = ({'OMPI_MCA_mpi_yield_when_idle': '1'}
                    if self.oversubscribe > 1 and family == 'openmpi' else {})
-        self.env_vars = {**self.env_vars, **choice.env_vars, **choice.evidence_env, **oversub}
+        # Open MPI's verbose output proves the algorithm from rank 0 alone: exported there
+        # only (the wrapper's --rank0-env), it does not grow with the rank count
+        self._rank0_env = choice.evidence_env if family == 'openmpi' else {}
+        evidence = {} if self._rank0_env else choice.evidence_env
+        self.env_vars = {**self.env_vars, **choice.env_vars, **evidence, **oversub}
 
     def _choice(self, family: str) -> alg.AlgorithmChoice | None:
         """The algorithm choice; ``None`` for 'default' where no table covers the library."""
@@ -186,7 +193,9 @@ class OsuCollectiveBase(CollectiveJob):
             self.prerun_cmds = [*self.prerun_cmds, mv2.reader_build(self)]
 
     def wrapper_options(self) -> list[str]:
-        return [*(mv2.reader_options(self) if self.reads_mpit() else []),
+        rank0 = [x for k, v in self._rank0_env.items()
+                 for x in ('--rank0-env', f'{k}={v}')]
+        return [*(mv2.reader_options(self) if self.reads_mpit() else []), *rank0,
                 *super().wrapper_options()]
 
     def osu_options(self) -> list[str]:
@@ -195,12 +204,8 @@ class OsuCollectiveBase(CollectiveJob):
 
     # -- sanity -----------------------------------------------------------------------
 
-    def expected_sizes(self) -> list[int] | None:
-        lo, hi = self.sweep()
-        if hi is None:
-            return None
-        size = catalogue.datatype_size(self.effective_datatype())
-        return parsing.expected_sizes(1 if lo is None else lo, hi, datatype_size=size)
+    def datatype_bytes(self) -> int:
+        return catalogue.datatype_size(self.effective_datatype())
 
     @sanity_function
     def validate(self):
@@ -267,6 +272,9 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
                    and self.benchmark in catalogue.verdict(self.entry.kind)
                    and self.scale in topology.end_scales(self.topology))
         self.skip_if(verdict, 'measured by the verdict set (reframe/checks/osu_collectives.py)')
+
+    def launches(self) -> int:
+        return 2 if self.validates() else 1
 
     @run_before('run')
     def add_correctness_run(self):

@@ -17,8 +17,9 @@ import os
 from reframe.core.builtins import fixture, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, correctness
+from omb_suite import catalogue, correctness, costmodel, osu_limits
 from omb_suite.rfm.collective import CollectiveJob
+from omb_suite.rfm.cost import node_memory, partition_model
 from omb_suite.rfm.probe import ProbeSourceBuild
 
 
@@ -46,9 +47,30 @@ class CollectiveCorrectnessBase(CollectiveJob):
     def program(self) -> str:
         return os.path.join(self.check_build.stagedir, self.check_build.executable)
 
+    def largest(self) -> int:
+        """The sweep's largest size, but no larger than the measured alltoall runs at this
+        rank count: our program holds a message per rank for every collective (2 buffers of
+        largest x ranks), as OSU's alltoall does, so it takes OSU's cap and memory rule."""
+        asked = self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
+        per_node = self.num_tasks_per_node or max(1, self.num_tasks // max(1, self.num_nodes))
+        plan = osu_limits.plan_sweep('osu_alltoall', self.num_tasks, 1, asked,
+                                     user_mem_limit=None, ranks_per_node=per_node,
+                                     node_memory=node_memory(self))
+        return plan.sizes[-1] if plan.sizes else asked
+
     def osu_options(self) -> list[str]:
-        largest = self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
-        return [str(largest), *self.checked]
+        return [str(self.largest()), *self.checked]
+
+    def sweep_plan(self):
+        """Not an OSU sweep: nothing to plan (its memory: see docs/systems.md)."""
+        return None
+
+    def prediction(self) -> costmodel.Prediction:
+        """One call of each checked collective per size, in one launch."""
+        sizes = osu_limits.sizes_between(4, self.largest())
+        parts = [costmodel.predict(name, sizes, self.job_shape(), partition_model(self),
+                                   warmup=0, iterations=1) for name in self.checked]
+        return costmodel.combine(parts)
 
     @sanity_function
     def validate(self):

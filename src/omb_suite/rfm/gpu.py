@@ -20,7 +20,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import mpilib, placements, probe
+from omb_suite import mpilib, probe
 
 
 def gpu_kind(env_features: list[str] | tuple[str, ...]) -> str | None:
@@ -91,7 +91,7 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
         places = probe.parse_probe(stderr, expect_ranks=self.num_tasks)
         bindings = probe.parse_bindings(stderr)
         try:
-            placements.verify_gpus(bindings, places)
-        except placements.WrongPlacement as err:
+            probe.verify_gpus(bindings, places)
+        except probe.WrongPlacement as err:
             raise SanityError(str(err)) from None
         self.placement_observed = probe.observed(places, bindings)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import placements
+from omb_suite import placements, probe
+from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 
@@ -19,8 +20,11 @@ from omb_suite.rfm.pt2pt import OsuPt2PtBase
 class _FilledInOrder(OsuRunBase):
     """Ranks filled core by core (mapping ``core``), so consecutive ranks share a node."""
 
+    def placing(self) -> placements.Mapping:
+        return placements.mapping('core')
+
     def launcher_options(self):
-        return self.place_with(placements.mapping_options, 'core')
+        return site_offers.placed_launch(self, self.placing())
 
 
 class OsuPairsBase(_FilledInOrder):
@@ -38,23 +42,15 @@ class OsuPairsBase(_FilledInOrder):
 
     @run_after('setup')
     def shape_pairs(self):
-        topo = self.topology
-        have, need, what = {'inter_node': (topo.nodes, 2, 'nodes'),
-                            'inter_socket': (topo.sockets, 2, 'sockets'),
-                            'intra_socket': (topo.cores_per_socket, 2, 'cores per socket')
-                            }[self.placement]
-        self.skip_if(have < need, f'pairs {self.placement!r} need {need} {what}, '
-                     f'{self.current_partition.fullname} has {have}')
-        pairs = {'inter_node': self.pairs or topo.cores_per_node,
-                 'inter_socket': topo.cores_per_socket,
-                 'intra_socket': topo.cores_per_socket // 2}[self.placement]
-        self.num_nodes = 2 if self.placement == 'inter_node' else 1
-        self.num_tasks = 2 * pairs
-        self.num_tasks_per_node = self.num_tasks // self.num_nodes
+        shape = placements.placement(self.placement).pairs_shape(self.topology, self.pairs)
+        self.skip_if(isinstance(shape, str), f'pairs: {shape} ({self.current_partition.fullname})')
+        self.num_nodes = shape.num_nodes
+        self.num_tasks = shape.num_tasks
+        self.num_tasks_per_node = shape.tasks_per_node
 
     def check_placement(self, places):
-        placements.verify_ranks(places, nodes=self.num_nodes)
-        placements.verify_halves(self.placement, places)
+        probe.verify_ranks(places, nodes=self.num_nodes)
+        placements.placement(self.placement).verify_halves(places)
 
 
 class OsuMbwMrBase(OsuPairsBase):
@@ -107,4 +103,4 @@ class OsuCongestionBase(_FilledInOrder):
         self.num_tasks = self.nodes * self.tasks_per_node
 
     def check_placement(self, places):
-        placements.verify_ranks(places, nodes=self.nodes)
+        probe.verify_ranks(places, nodes=self.nodes)

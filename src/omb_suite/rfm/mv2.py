@@ -22,7 +22,9 @@ import shutil
 
 import reframe as rfm
 
-from omb_suite import algorithms, catalogue, mpit, mvapich2, placements, probe
+from omb_suite import algorithms, catalogue, mpit, mvapich2, probe
+from omb_suite.placements import Placing
+from omb_suite.rfm import site_offers
 
 FAMILY = 'mvapich2'
 #: The reader as the job builds it, in the stage directory.
@@ -37,8 +39,8 @@ def _build(test: rfm.RegressionTest) -> mvapich2.Mv2Build | str:
         return str(err)
 
 
-def binding_env(test: rfm.RegressionTest, name: str) -> dict[str, str]:
-    """The variables that bind an MVAPICH2 run as placement or mapping ``name`` says
+def binding_env(test: rfm.RegressionTest, where: Placing) -> dict[str, str]:
+    """The variables that bind an MVAPICH2 run as placement or mapping ``where`` says
     (``{}`` for other libraries and for channels that leave binding to the launcher)."""
     if test.mpi_family != FAMILY:
         return {}
@@ -53,8 +55,8 @@ def binding_env(test: rfm.RegressionTest, name: str) -> dict[str, str]:
         thread_multiple=bool(info and info.thread_multiple))
     if why is not None:
         return dict(mvapich2.AFFINITY_OFF)
-    overrides = test.current_partition.extras.get('placement_options')
-    return {**placements.mv2_binding_env(name, overrides), **mvapich2.SHOW_BINDING}
+    overrides = site_offers.launcher_overrides(test.current_partition)
+    return {**where.mv2_env(overrides), **mvapich2.SHOW_BINDING}
 
 
 def bound_places(test: rfm.RegressionTest, places: list[probe.RankPlace],

@@ -15,8 +15,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import placements, probe
-from omb_suite.rfm.base import environ_modules, launch_options
+from omb_suite import probe
+from omb_suite.rfm.perflog import environ_modules
 from omb_suite.rfm.pt2pt import PlacedPair
 
 
@@ -70,8 +70,7 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
 
     @run_before('run')
     def place_ranks(self):
-        self.job.launcher.options = launch_options(self, placements.placement_options,
-                                                   self.placement)
+        self.job.launcher.options = self.launcher_options()
 
     @sanity_function
     def placement_holds(self):
@@ -80,7 +79,7 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
         try:
             places = probe.parse_probe(text)
             self.placement_observed = probe.observed(places)
-            placements.verify_pair(self.placement, places)
-        except (probe.ProbeError, placements.WrongPlacement) as err:
+            self.check_placement(places)
+        except (probe.ProbeError, probe.WrongPlacement) as err:
             raise SanityError(str(err)) from None
         return True

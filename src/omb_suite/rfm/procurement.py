@@ -23,7 +23,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import parsing, placements, probe
+from omb_suite import parsing, probe
 from omb_suite.rfm.gpu import DeviceBuffers
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 
@@ -122,10 +122,10 @@ class OsuProcurementBase(DeviceBuffers, OsuPt2PtBase):
         out, err = (self.read_output(name) for name in self.run_output(devices))
         try:
             places = probe.parse_probe(err, expect_ranks=self.num_tasks)
-            placements.verify_pair(self.placement, places)
-            placements.verify_gpus(probe.parse_bindings(err), places)
+            self.placing().verify(places)
+            probe.verify_gpus(probe.parse_bindings(err), places)
             table = parsing.parse_osu_output(out, expect_sizes=[self.size()])
-        except (probe.ProbeError, placements.WrongPlacement, parsing.OsuParseError) as exc:
+        except (probe.ProbeError, probe.WrongPlacement, parsing.OsuParseError) as exc:
             raise SanityError(f'{self.benchmark} on GPUs {devices}: {exc}') from None
         return float(table.value(METRIC[self.benchmark], self.size()))
 

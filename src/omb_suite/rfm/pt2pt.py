@@ -1,8 +1,10 @@
 """Two ranks placed as a placement says: point-to-point, one-sided and multi-process checks.
 
-:class:`PlacedPair` shapes the job from ``self.placement`` (``intra_socket``,
-``inter_socket``, ``inter_node``) and skips where the partition cannot offer it;
-:class:`OsuPt2PtBase` is an OSU run between such a pair, its placement verified.
+:class:`PlacedPair` takes the placement object named by ``self.placement`` (``intra_socket``,
+``inter_socket``, ``inter_node``; :mod:`omb_suite.placements`) and asks it everything: the
+job shape (or why the partition cannot offer it), the launcher options on this partition
+(:func:`.site_offers.placed_launch`) and whether the observed ranks satisfy it.
+:class:`OsuPt2PtBase` is an OSU run between such a pair.
 """
 
 from __future__ import annotations
@@ -11,33 +13,38 @@ import reframe as rfm
 from reframe.core.builtins import run_after
 
 from omb_suite import placements
+from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.topology import of_partition
 
 
 class PlacedPair(rfm.RegressionTestPlugin):
-    """Job resources of two ranks placed as ``self.placement`` says, skipped where impossible.
+    """Job resources, launcher options and verification of two ranks placed as
+    ``self.placement`` says; skipped where the partition cannot offer it.
 
-    The child defines ``placement`` (usually ``parameter(placements.placement_names())``)
+    The child defines ``placement`` (usually ``parameter(site_offers.placements())``)
     and a loggable ``num_nodes`` variable.
     """
 
+    def placing(self) -> placements.Placement:
+        return placements.placement(self.placement)
+
     @run_after('setup')
     def shape_pair(self):
-        where = placements.get_placement(self.placement)
+        where = self.placing()
         part = self.current_partition
-        why = placements.unmet_needs(where, of_partition(part))
+        why = where.unmet_on(of_partition(part))
         self.skip_if(why is not None, f'{why}: {where.doc} is not possible on {part.fullname}')
         self.num_tasks = where.num_tasks
         self.num_tasks_per_node = where.tasks_per_node
-        self.num_nodes = where.num_nodes
+        self.num_nodes = where.nodes
+
+    def launcher_options(self) -> list[str]:
+        return site_offers.placed_launch(self, self.placing())
+
+    def check_placement(self, places):
+        self.placing().verify(places)
 
 
 class OsuPt2PtBase(PlacedPair, OsuRunBase):
     """An OSU benchmark between two ranks with a verified placement."""
-
-    def launcher_options(self):
-        return self.place_with(placements.placement_options, self.placement)
-
-    def check_placement(self, places):
-        placements.verify_pair(self.placement, places)

@@ -1,4 +1,5 @@
-"""What the selected ReFrame system offers, for parameter lists fixed at class creation.
+"""What the selected ReFrame system offers: parameter lists fixed at class creation, and how
+each partition launches (its launcher's options for a placement or mapping).
 
 ReFrame fixes parameters when a check class is created, while partitions and environments
 are known per test case; so a check is parameterised over what *some* partition of the
@@ -8,12 +9,24 @@ its own partition cannot run is skipped at setup with the reason.
 
 from __future__ import annotations
 
+import reframe as rfm
+from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 
 from omb_suite import topology
 from omb_suite.algorithms import Library
-from omb_suite.placements import get_placement, mappings_for, placement_names, unmet_needs
+from omb_suite.placements import (
+    Overrides,
+    Placing,
+    launch_options,
+    offered_mappings,
+    offered_placements,
+    overrides_of,
+)
 from omb_suite.topology import Topology
+
+#: Partitions already warned about a deprecated setting (once per session each).
+_WARNED: set[str] = set()
 
 
 def topologies() -> list[Topology]:
@@ -39,7 +52,7 @@ def verdict_scales() -> list[int]:
 
 def mappings() -> list[str]:
     """Mappings some partition can tell apart."""
-    return mappings_for(topologies())
+    return offered_mappings(topologies())
 
 
 def end_nodes() -> list[int]:
@@ -49,6 +62,24 @@ def end_nodes() -> list[int]:
 
 def placements() -> list[str]:
     """Point-to-point placements some partition can offer."""
-    return [name for name in placement_names()
-            if any(unmet_needs(get_placement(name), t) is None
-                   for t in topologies())]
+    return offered_placements(topologies())
+
+
+def launcher_overrides(part) -> Overrides:
+    """The partition's ``launcher_overrides`` (the deprecated ``placement_options`` still
+    read, with a warning naming the new key once per session)."""
+    overrides, deprecated = overrides_of(part.extras)
+    if deprecated and part.fullname not in _WARNED:
+        _WARNED.add(part.fullname)
+        getlogger().warning(f'partition {part.fullname}: {deprecated}')
+    return overrides
+
+
+def placed_launch(test: rfm.RegressionTest, where: Placing) -> list[str]:
+    """The launcher options that place ``test``'s ranks as ``where`` says on its partition
+    with its MPI (see :func:`omb_suite.placements.launch_options`)."""
+    part = test.current_partition
+    return launch_options(where, part.launcher_type.registered_name,
+                          test.current_environ.extras.get('mpi_family'), nodes=test.num_nodes,
+                          srun_mpi=part.extras.get('srun_mpi'),
+                          overrides=launcher_overrides(part))

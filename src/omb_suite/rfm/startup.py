@@ -12,7 +12,8 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, known_hangs, mpilib, placements
+from omb_suite import catalogue, known_hangs, mpilib, placements, probe
+from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 
 
@@ -58,11 +59,14 @@ class OsuStartupBase(OsuRunBase):
         # osu_hello and osu_init take no options in OSU 7.4 (osu_init: -h/-v only)
         return list(self.extra_opts)
 
+    def placing(self) -> placements.Mapping:
+        return placements.mapping(self.mapping)
+
     def launcher_options(self):
-        return self.place_with(placements.mapping_options, self.mapping)
+        return site_offers.placed_launch(self, self.placing())
 
     def check_placement(self, places):
-        placements.verify_ranks(places, nodes=self.nodes, oversubscribed=True)
+        probe.verify_ranks(places, nodes=self.nodes, oversubscribed=True)
 
     @run_after('sanity')
     def check_process_count(self):

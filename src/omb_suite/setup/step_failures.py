@@ -18,7 +18,7 @@ MIRROR_PATH = re.compile(r'_source-cache/archive/[0-9a-f]{2}/[0-9a-f]{64}\S*?(?=
 
 
 @cache
-def cases() -> dict[str, Any]:
+def _cases() -> dict[str, Any]:
     text = resources.files('omb_suite.setup').joinpath('data/step_failures.yaml').read_text()
     return yaml.safe_load(text)
 
@@ -34,7 +34,7 @@ def detail(output: str, found: re.Match[str], kind: str | None) -> str:
 
 def explain(step: str, output: str, **context: str) -> str:
     """The message for a failed ``step`` (a key of the data file) given its output."""
-    table = cases()[step]
+    table = _cases()[step]
     missing = MIRROR_PATH.search(output)
     values = {'missing': missing[0] if missing else
               '_source-cache/archive/<sha256[:2]>/<sha256>.<ext> (sha256 from the recipe)',

@@ -2,7 +2,8 @@
 
 Both ranks of every placement are pinned to CPU 0 (the trap seen on the test cluster,
 where two busy-polling ranks share one core and latencies grow from 0.2 us to 4 ms).
-The placement probe must catch it.
+The placement probe must catch it. It keeps the old name of ``launcher_overrides``
+(``placement_options``) on purpose: still read, with a warning naming the new key.
 """
 
 from reframe.utility.cpuinfo import cpuinfo

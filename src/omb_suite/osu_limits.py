@@ -1,0 +1,241 @@
+"""What OSU will really run (``data/osu_limits.yaml``, read from OSU's sources): the sizes of a
+sweep at a rank count, the ``-M`` that lets it reach its largest size, the loop OSU chooses per
+size, and the rank counts it refuses.
+
+One rule decides a collective's sweep (:func:`plan_sweep`): OSU lowers its largest size to what
+``-M`` allows at the job's rank count (``-M / ranks`` for alltoall, allgather, gather, scatter
+and their ``v``, non-blocking, persistent and neighbourhood forms; ``-M`` for the others). The
+suite either raises ``-M`` so the sweep reaches its largest size, as far as the partition's
+declared memory allows and never beyond, or expects the sizes to stop where OSU stops, and says
+which sizes were not measured and why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from omb_suite import catalogue
+
+#: What rank 0 prints when it lowers the largest size (check_mem_limit, no newline after it).
+_ANNOUNCED = re.compile(r"Warning! Limiting max message size to: (\d+)")
+
+#: Share of a node's memory the benchmark's buffers may use (the MPI library, the OS and
+#: the launcher need the rest).
+MEMORY_SHARE = 0.5
+
+
+@cache
+def _data() -> dict[str, Any]:
+    return yaml.safe_load(resources.files('omb_suite').joinpath('data/osu_limits.yaml')
+                          .read_text())
+
+
+def default_mem_limit() -> int:
+    return int(_data()['mem_limit']['default'])
+
+
+def base_name(benchmark: str) -> str:
+    """The collective behind a program: ``osu_ialltoall_persistent`` -> ``alltoall``."""
+    name = benchmark.removeprefix('osu_').removesuffix('_persistent')
+    if name.startswith('ineighbor_'):
+        return name[1:]
+    if catalogue.get(benchmark).nonblocking and name.startswith('i'):
+        return name[1:]
+    return name
+
+
+def cap_kind(benchmark: str) -> str:
+    """``per_rank``, ``total`` or ``none`` (check_mem_limit's branch); only collectives."""
+    if catalogue.get(benchmark).kind not in catalogue.COLLECTIVE_KINDS:
+        return 'none'
+    base = base_name(benchmark)
+    for kind, names in _data()['mem_cap'].items():
+        if base in names:
+            return kind
+    raise KeyError(f'{benchmark} ({base}) has no mem_cap entry in data/osu_limits.yaml: read '
+                   'its check_mem_limit branch in OSU\'s c/util/osu_util_mpi.c and add it')
+
+
+def effective_mem_limit(value: int | None) -> int:
+    """The ``-M`` OSU uses: its default when none is given, at least its lower limit."""
+    if value is None:
+        return default_mem_limit()
+    return max(int(value), int(_data()['mem_limit']['lower']))
+
+
+def mem_limit_in(options: list[str]) -> int | None:
+    """The last ``-M N`` / ``--mem-limit N`` / ``--mem-limit=N`` of a command line, or None."""
+    found = None
+    for i, opt in enumerate(options):
+        if opt in ('-M', '--mem-limit') and i + 1 < len(options):
+            found = options[i + 1]
+        elif opt.startswith('--mem-limit='):
+            found = opt.split('=', 1)[1]
+        elif opt.startswith('-M') and len(opt) > 2:
+            found = opt[2:]
+    if found is None:
+        return None
+    try:
+        return int(found)
+    except ValueError:
+        raise ValueError(f'-M {found!r} is not a number of bytes (OSU --mem-limit)') from None
+
+
+def largest_size(benchmark: str, ranks: int, max_size: int, mem_limit: int | None) -> int:
+    """The largest size OSU runs when asked for ``max_size`` on ``ranks`` ranks."""
+    limit = effective_mem_limit(mem_limit)
+    kind = cap_kind(benchmark)
+    if kind == 'per_rank' and max_size * ranks > limit:
+        return limit // ranks
+    if kind == 'total' and max_size > limit:
+        return limit
+    return max_size
+
+
+def needed_mem_limit(benchmark: str, ranks: int, max_size: int) -> int:
+    """The smallest ``-M`` that lets the sweep reach ``max_size`` on ``ranks`` ranks."""
+    per = max_size * ranks if cap_kind(benchmark) == 'per_rank' else max_size
+    return max(per, int(_data()['mem_limit']['lower']))
+
+
+def node_bytes(benchmark: str, ranks: int, ranks_per_node: int, max_size: int) -> int:
+    """Bytes of benchmark buffers on one node at the largest size OSU runs."""
+    kind = cap_kind(benchmark)
+    if kind == 'none':
+        return 0
+    per_buffer = max_size * ranks if kind == 'per_rank' else max_size
+    return int(_data()['buffers_per_rank'][kind]) * per_buffer * ranks_per_node
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The sweep of one run: sizes OSU runs, sizes asked for but not run, and why."""
+
+    sizes: list[int]
+    not_measured: list[int]
+    mem_limit: int | None      # -M to pass (None: leave OSU's own, or the user's)
+    reason: str                # why sizes are not measured ('' when all are)
+
+
+def sizes_between(lo: int, hi: int, datatype_size: int = 1) -> list[int]:
+    """OSU's loop ``for (size = lo; size <= hi; size *= 2)``, sizes of no element skipped."""
+    out, size = [], max(lo, 1)
+    while size <= hi:
+        if size // datatype_size:
+            out.append(size)
+        size *= 2
+    return out
+
+
+def plan_sweep(benchmark: str, ranks: int, lo: int, hi: int, *, user_mem_limit: int | None,
+               ranks_per_node: int, node_memory: int | None, datatype_size: int = 1) -> SweepPlan:
+    """The one rule: a ``-M`` the user gave is kept; else, where the default cap would stop
+    the sweep, ``-M`` is raised as far as the partition's declared ``node_memory`` (bytes)
+    allows (``MEMORY_SHARE`` of it for the buffers of every rank of a node); the sizes above
+    what OSU then runs are reported as not measured, with the reason."""
+    asked = sizes_between(lo, hi, datatype_size)
+    mem_limit = user_mem_limit
+    if user_mem_limit is None and node_memory:
+        mem_limit = _fitting(benchmark, ranks, ranks_per_node, hi, node_memory)
+    top = largest_size(benchmark, ranks, hi, mem_limit)
+    run = [s for s in asked if s <= top]
+    skipped = [s for s in asked if s > top]
+    reason = ''
+    if skipped:
+        reason = _reason(benchmark, ranks, top, mem_limit, user_mem_limit, node_memory)
+    raised = mem_limit if mem_limit != user_mem_limit else None
+    return SweepPlan(run, skipped, raised, reason)
+
+
+def _fitting(benchmark: str, ranks: int, per_node: int, hi: int, node_memory: int) -> int | None:
+    """The largest ``-M`` up to the needed one whose buffers fit the node's share (halving:
+    each halving halves the largest size), or None when OSU's default is that value."""
+    if cap_kind(benchmark) == 'none':
+        return None
+    needed = needed_mem_limit(benchmark, ranks, hi)
+    lower = int(_data()['mem_limit']['lower'])
+    budget = int(node_memory * MEMORY_SHARE)
+    fits = needed
+    while fits > lower and node_bytes(
+            benchmark, ranks, per_node, largest_size(benchmark, ranks, hi, fits)) > budget:
+        fits //= 2
+    fits = max(fits, lower)
+    if fits == default_mem_limit() or (fits == needed and needed <= default_mem_limit()):
+        return None
+    return fits
+
+
+def _reason(benchmark: str, ranks: int, top: int, mem_limit: int | None,
+            user_mem_limit: int | None, node_memory: int | None) -> str:
+    limit = effective_mem_limit(mem_limit)
+    per = f'-M {limit} / {ranks} ranks' if cap_kind(benchmark) == 'per_rank' else f'-M {limit}'
+    why = f'OSU stops {benchmark} at {top} B ({per}, check_mem_limit)'
+    if user_mem_limit is not None:
+        return f'{why}; -M was given on the command line'
+    if not node_memory:
+        return (f'{why}; the partition declares no memory_per_node_gib in its extras, so -M '
+                f'is not raised')
+    return f'{why}; a larger -M would not fit {node_memory / 2**30:.0f} GiB per node'
+
+
+def announced_cap(benchmark: str, text: str, mem_limit: int | None) -> int | None:
+    """The largest size OSU said it lowered its sweep to (rank 0's stderr), or None when it
+    said nothing. The ``per_rank`` branch prints the new largest size; the ``total`` branch
+    prints the size asked for (OSU 7.3: the warning comes before the assignment) and then
+    stops at ``-M``, so that is the cap."""
+    found = _ANNOUNCED.findall(text)
+    if not found:
+        return None
+    if cap_kind(benchmark) == 'total':
+        return effective_mem_limit(mem_limit)
+    return int(found[-1])
+
+
+def loop_kind(benchmark: str) -> str | None:
+    """Which of OSU's loop tables a program uses (``data/osu_limits.yaml`` loops)."""
+    info = catalogue.get(benchmark)
+    if info.kind in catalogue.COLLECTIVE_KINDS:
+        return 'collective'
+    if info.kind == 'startup' or not info.has_sizes:
+        return None
+    return 'latency' if 'latency' in info.metrics else 'bandwidth'
+
+
+def loop(benchmark: str, sizes: list[int], warmup: int | None = None,
+         iterations: int | None = None) -> list[tuple[int, int, int]]:
+    """(size, warm-up, timed iterations) per size, as OSU chooses them: the small counts up to
+    8192 B, the large ones from the first larger size on; ``-x``/``-i`` set both."""
+    kind = loop_kind(benchmark)
+    if kind is None:
+        return []
+    table = _data()['loops'][kind]
+    large = int(_data()['large_message_size'])
+    out, big = [], False
+    for size in sizes:
+        big = big or size > large
+        skip, iters = table['large' if big else 'small']
+        out.append((size, skip if warmup is None else warmup,
+                    iters if iterations is None else iterations))
+    return out
+
+
+def window() -> int:
+    """OSU's default window (``-W``) of bandwidth tests."""
+    return int(_data()['loops']['window'])
+
+
+def refused(benchmark: str, ranks: int) -> str | None:
+    """Why OSU would refuse ``ranks`` ranks, or None."""
+    info = catalogue.get(benchmark)
+    rules = _data()['ranks']
+    if info.kind in rules['exactly_two'] and ranks != 2:
+        return f'{benchmark} requires exactly two processes (OSU), not {ranks}'
+    if info.kind in rules['at_least_two'] and ranks < info.min_ranks:
+        return f'{benchmark} requires at least {info.min_ranks} processes (OSU), not {ranks}'
+    return None

@@ -1,0 +1,214 @@
+"""OSU's limits and the cost model applied to a ReFrame test (:class:`ScaleAware`).
+
+Before the run a test plans its sweep (:func:`omb_suite.osu_limits.plan_sweep` at its rank
+count: ``-M`` raised or lowered to what the partition's ``memory_per_node_gib`` allows, the
+sizes OSU will really run), predicts its wall time (:mod:`omb_suite.costmodel` with the
+partition's model: declared ``perf_model`` extras, corrected by the partition's own perflogs
+of the test's environment) and, when that model is the partition's own (declared or fitted,
+not the built-in defaults), takes its time limit from it: the launch runs under ``timeout``,
+so a test stopped at its limit fails saying predicted vs elapsed; ReFrame's own limit is the
+backstop, ``grace_s`` later. ``--dry-run`` (and a run) ends with the predicted wall time and
+node-minutes per partition. The job script carries the plan as a comment for the scale audit
+(:mod:`omb_suite.scale_audit`).
+
+Attributes the test must offer by the end of ``setup``: ``benchmark``, the job shape
+(``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``, ``topology``,
+``warmup``, ``iterations``, ``extra_opts``; optionally ``placement`` and
+``datatype_bytes()``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import sys
+from pathlib import Path
+
+import reframe as rfm
+from reframe.core.builtins import run_before, variable
+
+from omb_suite import costfit, costmodel, osu_limits, scale_audit
+from omb_suite.setup.environs import repo_root
+
+#: What the job prints after the launch: its exit status and seconds taken.
+LAUNCH_MARK = 'OMB_LAUNCH'
+_LAUNCH = re.compile(rf'^{LAUNCH_MARK} rc=(\d+) elapsed=(\d+)', re.M)
+_ROW = re.compile(r'^\s*(\d+)\s+[-\d.]', re.M)
+#: exit status of ``timeout`` when it stopped the command
+TIMED_OUT = 124
+#: Predictions of this process's tests, per partition: (test, seconds, nodes).
+PREDICTED: dict[str, list[tuple[str, float, int]]] = {}
+
+
+def results_dir() -> Path:
+    return Path(os.environ.get('OMB_RESULTS_DIR') or repo_root() / 'perflogs')
+
+
+_MODELS: dict[str, costmodel.PerfModel] = {}
+
+
+def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
+    """The partition's declared model corrected by its own perflogs of the test's
+    environment (each MPI library costs what it costs), once per partition and environment."""
+    part, env = test.current_partition, test.current_environ.name
+    key = f'{part.fullname}+{env}'
+    if key not in _MODELS:
+        model = costmodel.model_for(part.extras)
+        rows = []
+        for path in sorted(test.perflog_location().glob('*.log')):
+            found, _ = costfit.read_perflog(path)
+            rows += [r for r in found if r.get('environ') == env]
+        if rows:
+            topo = test.topology
+            model = costfit.fit(rows, model, cores_per_node=topo.cores_per_node,
+                                cores_per_socket=topo.cores_per_socket, sockets=topo.sockets)
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
+def node_memory(test: rfm.RegressionTest) -> int | None:
+    gib = test.current_partition.extras.get('memory_per_node_gib')
+    return int(float(gib) * 2**30) if gib else None
+
+
+class ScaleAware(rfm.RegressionTestPlugin):
+    """The sweep OSU will really run, the predicted wall time and the limit from it."""
+
+    #: Sizes asked for that OSU does not run at this rank count, and why ('' = none).
+    sizes_not_measured = variable(str, value='')
+
+    #: Predicted wall time of the test's launches (s), and the time limit derived from it
+    #: (0: none, the model being the built-in defaults).
+    predicted_s = variable(float, value=0.0)
+    limit_s = variable(int, value=0)
+
+    #: The limit's multiple of the prediction and its floor (s); ``None``: the partition's
+    #: extras ``time_limits`` ``{multiple, floor_s}``, else ``data/perf_model.yaml`` (3 x, at
+    #: least 60 s).
+    #: :type: :class:`float` / :class:`int` or ``None`` :default: ``None``
+    limit_multiple = variable(float, type(None), value=None, loggable=False)
+    limit_floor_s = variable(int, type(None), value=None, loggable=False)
+
+    def sweep_plan(self) -> osu_limits.SweepPlan | None:
+        """The sizes OSU will run at this job's rank count (None: no size sweep)."""
+        lo, hi = self.sweep()
+        if hi is None:
+            return None
+        per_node = self.num_tasks_per_node or max(1, self.num_tasks // max(1, self.num_nodes))
+        return osu_limits.plan_sweep(
+            self.benchmark, self.num_tasks, 1 if lo is None else lo, hi,
+            user_mem_limit=osu_limits.mem_limit_in(list(self.extra_opts)),
+            ranks_per_node=per_node, node_memory=node_memory(self),
+            datatype_size=self.datatype_bytes())
+
+    def datatype_bytes(self) -> int:
+        return 1
+
+    def perflog_location(self) -> Path:
+        """The directory of this partition's perflogs (children may know it better)."""
+        return results_dir() / self.current_system.name / self.current_partition.name
+
+    def mem_limit_options(self) -> list[str]:
+        plan = self.sweep_plan()
+        return ['-M', str(plan.mem_limit)] if plan and plan.mem_limit else []
+
+    def launches(self) -> int:
+        """Launches of the OSU program in the job (children with extra runs say so)."""
+        return 1
+
+    def job_shape(self) -> costmodel.Shape:
+        """The job as the cost model sees it: ranks, nodes and the link they cross."""
+        topo = self.topology
+        per_node = self.num_tasks_per_node or max(1, self.num_tasks // max(1, self.num_nodes))
+        link = costmodel.link_of(self.num_nodes, per_node, topo.cores_per_socket,
+                                 topo.sockets, getattr(self, 'placement', None))
+        return costmodel.Shape(self.num_tasks, self.num_nodes, per_node, topo.cores_per_node,
+                               link)
+
+    def prediction(self) -> costmodel.Prediction:
+        plan = self.sweep_plan()
+        return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
+                                 partition_model(self), warmup=self.warmup,
+                                 iterations=self.iterations, launches=self.launches())
+
+    @run_before('run')
+    def limit_from_prediction(self):
+        """The limit: a multiple of the prediction with a floor; ``timeout`` enforces it.
+        Only from a model the partition declared or its perflogs fitted: the built-in
+        defaults guess, and a guess must not stop a first run (the partition's own
+        ``time_limit`` stays)."""
+        pred = self.prediction()
+        self.predicted_s = round(pred.seconds, 2)
+        rule = self.current_partition.extras.get('time_limits') or {}
+        multiple = self.limit_multiple or rule.get('multiple')
+        floor = self.limit_floor_s or rule.get('floor_s')
+        if partition_model(self).source != 'default' or self.limit_multiple \
+                or self.limit_floor_s:
+            self.limit_s = costmodel.time_limit(pred, multiple, floor)
+            self._limit_rule = (multiple, floor)
+            _, _, grace = costmodel.limit_rule()
+            self.time_limit = f'{self.limit_s * self.launches() + grace}s'
+            self.job.launcher.modifier = 'timeout'
+            self.job.launcher.modifier_options = ['--kill-after=10', f'{self.limit_s}s']
+        plan = self.sweep_plan()
+        self.prerun_cmds = [*self.prerun_cmds, scale_audit.plan_line(
+            self.benchmark, self.num_tasks, plan.sizes[-1] if plan and plan.sizes else None,
+            pred.seconds, self.limit_s), 'omb_t0=$(date +%s)']
+        self.postrun_cmds = [f'echo "{LAUNCH_MARK} rc=$? elapsed=$(($(date +%s) - omb_t0))" >&2',
+                             *self.postrun_cmds]
+        nodes = max(1, self.num_nodes)
+        PREDICTED.setdefault(self.current_partition.fullname, []).append(
+            (self.display_name, pred.seconds, nodes))
+
+    def stopped_at_limit(self, stdout: str, stderr: str) -> str | None:
+        """The explanation when the launch was stopped at its limit, else None."""
+        found = _LAUNCH.findall(stderr)
+        if not found or int(found[-1][0]) != TIMED_OUT or not self.limit_s:
+            return None
+        rows = _ROW.findall(stdout)
+        last = int(rows[-1]) if rows else None
+        return f'{self.benchmark} ' + costmodel.slower_message(
+            self.prediction(), self.limit_s, float(found[-1][1]), last, *self._limit_rule)
+
+    def not_measured(self, stderr: str) -> list[int]:
+        """Sizes OSU announced or was predicted not to run; records why (and logs it)."""
+        plan = self.sweep_plan()
+        if plan is None:
+            return []
+        skipped, reason = list(plan.not_measured), plan.reason
+        used = plan.mem_limit or osu_limits.mem_limit_in(list(self.extra_opts))
+        announced = osu_limits.announced_cap(self.benchmark, stderr, used)
+        if announced is not None and any(s > announced for s in plan.sizes):
+            skipped = sorted({*skipped, *(s for s in plan.sizes if s > announced)})
+            reason = (f'OSU announced it stops at {announced} B ("Limiting max message size"),'
+                      f' the suite predicted {plan.sizes[-1]} B; {reason}'.rstrip('; '))
+        if skipped:
+            self.sizes_not_measured = f'{skipped}: {reason}'
+            self.logger.warning(f'{self.display_name}: sizes {skipped} not measured: {reason}')
+        return skipped
+
+
+def duration(seconds: float) -> str:
+    """``42 s``, ``12.5 min``, ``3.2 h``."""
+    if seconds < 120:
+        return f'{seconds:.0f} s'
+    return f'{seconds / 60:.1f} min' if seconds < 7200 else f'{seconds / 3600:.1f} h'
+
+
+def _summary() -> None:
+    """Per partition: predicted wall time of the selection and node-minutes (at exit)."""
+    if not PREDICTED:
+        return
+    out = ['', 'Predicted cost (omb_suite.costmodel; docs/systems.md "What --dry-run predicts"):']
+    for part, tests in sorted(PREDICTED.items()):
+        wall = sum(s for _, s, _ in tests)
+        node_min = sum(s * n for _, s, n in tests) / 60
+        name, top, nodes = max(tests, key=lambda t: t[1])
+        out.append(f'  {part}: {len(tests)} test(s), {duration(wall)} wall one after another, '
+                   f'{node_min:.1f} node-minutes; largest: {name} {duration(top)} on '
+                   f'{nodes} node(s)')
+    print('\n'.join(out), file=sys.stdout, flush=True)
+
+
+atexit.register(_summary)
