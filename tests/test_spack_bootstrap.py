@@ -9,6 +9,7 @@ tests/setup_helpers.py. The failures replay real Spack 1.1, git and pip output
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -298,6 +299,10 @@ def test_no_network_then_offline_sources_just_works(machine, monkeypatch, capsys
     capsys.readouterr()
     assert machine.setup() == 0
     assert spack_bootstrap.head(root / 'spack') == machine.spack_commit
+    # as a plain mkdir would make it (not mkdtemp's 0700): other users read Spack's installs
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (root / 'spack').stat().st_mode & 0o777 == 0o777 & ~umask
 
 
 def test_empty_repository_left_by_an_older_failed_fetch_is_resumed(machine):

@@ -118,6 +118,11 @@ def fetch_new(pin: Pin, dest: Path, source: str) -> subprocess.CompletedProcess:
     for stale in dest.parent.glob(f'.{dest.name}.partial-*'):
         shutil.rmtree(stale, ignore_errors=True)  # an interrupted run's
     tmp = Path(tempfile.mkdtemp(prefix=f'.{dest.name}.partial-', dir=dest.parent))
+    # mkdtemp makes it 0700; the checkout gets a plain directory's mode, or other users
+    # (a site's non-root users, CI's) could not read the Spack and OSU installed under it
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)
     try:
         done = git('init', '-q', tmp)
         if done.returncode == 0:
