@@ -50,6 +50,11 @@ check() {
       || fail "no job script under $prefix loads ${mods%%,*}"
     grep -rq "|$mods|" "$results" --include='*.log' \
       || fail "no perflog record under $results has environ_modules $mods"
+    # with OSU built, the modules' OSU must have run (not the placement probe alone)
+    if ((${#osu_args[@]})) && [[ $mods == *osu-micro-benchmarks* ]]; then
+      grep -rq "|$mods|" "$results" --include='OsuPt2Pt.log' \
+        || fail "OSU is built but no OsuPt2Pt record under $results has environ_modules $mods"
+    fi
   done
   say "job scripts load, perflog records name: $*"
 }
