@@ -143,7 +143,10 @@ def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
     out = subprocess.run(
         ['salloc', '-N', '2', '--exclusive', '-p', 'compute', REFRAME, '--nocolor', '-C',
          SETTINGS, '-c', CHECKS, '--prefix', str(work / 'rfm'), '--system', 'minicluster:alloc',
-         '--exec-policy', 'serial', *select, '-r'],
+         # as quickstart.sh and cluster-ci.sh run it: Debian's MPICH 4.0.2 (ch4:ucx) can hang
+         # in MPI_Finalize after printing its result (data/known_hangs.yaml); seen once in 5
+         # verdict runs with osu_barrier, stopped at its 60 s limit: re-measured once
+         '--exec-policy', 'serial', '--max-retries', '1', *select, '-r'],
         cwd=work, capture_output=True, text=True, timeout=1500,
         env=dict(os.environ, **cluster, OMB_ENVIRONMENTS_FILE=str(registry),
                  OMB_RESULTS_DIR=str(work / 'results')))
@@ -156,7 +159,7 @@ def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
     assert len(jobs) == 1 and ran >= (20 if osu else 2), (jobs, ran)
     rows = _perflog(work, 'alloc', 'OsuPt2Pt' if osu else 'PlacementProbe')
     cases = {(r['name'], r['environ']) for r in rows}
-    assert len({r['jobid'] for r in rows}) == len(cases)   # a step (local pid) per test
+    assert len({r['jobid'] for r in rows}) >= len(cases)   # a step (local pid) per attempt
     inter = next(r for r in rows if r['placement'] == 'inter_node')
     assert [p.split(':')[0] for p in inter['placement_observed'].split(';')] == ['node1',
                                                                               'node2']
