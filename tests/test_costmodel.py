@@ -34,6 +34,13 @@ def test_the_fit_takes_latency_from_osu_latency_and_corrections_per_scale():
     assert model.source.startswith('fitted from')
 
 
+def test_a_perflog_without_measurements_fits_nothing():
+    """A dry run's perflog (values null) is no fit: the defaults stay, and limit nothing."""
+    nulls = [{**r, 'perf_value': 'null'} for r in real_records()]
+    base = costmodel.model_for({})
+    assert costfit.fit(nulls, base, cores_per_node=2, cores_per_socket=2, sockets=1) is base
+
+
 def test_the_fitted_model_reproduces_the_measured_latencies():
     """Cross-check: the model's bcast latency at 2 ranks is what the perflog says."""
     model = fitted()
@@ -70,6 +77,10 @@ def test_a_declared_model_overrides_the_defaults_and_bad_ones_say_what_is_wrong(
                                                 'startup_s': 3}})
     assert model.latency_us['inter_node'] == 1.2 and model.startup_s == 3
     assert model.latency_us['intra_socket'] == 0.5 and model.source == 'declared'
+    # nothing declared: the built-in defaults, which limit nothing (a guess must not stop a
+    # first run); this once said 'declared' for every partition
+    assert costmodel.model_for({}).source == 'default'
+    assert costmodel.model_for({'perf_model': {}}).source == 'default'
     with pytest.raises(ValueError, match='unknown keys'):
         costmodel.model_for({'perf_model': {'latency': 1}})
     with pytest.raises(ValueError, match='positive value per link'):
@@ -90,6 +101,21 @@ def test_a_stopped_test_says_how_much_slower_the_network_ran():
     text = costmodel.slower_message(pred, 60, 60, 1)
     assert 'predicted 20.0 s' in text and 'at least 3.0 x slower' in text
     assert 'at least 6.0 x' in costmodel.slower_message(pred, 60, 60, None)
+    assert 'printed no result row' in costmodel.slower_message(pred, 60, 60, None)
+
+
+def test_a_limit_not_from_the_prediction_claims_no_pace():
+    pred = costmodel.Prediction(20.0, 1.0, 19.0, [(1, 10.0), (2, 20.0)])
+    text = costmodel.slower_message(pred, 150, 151, 1, basis="ReFrame's 180 s less 30 s")
+    assert text.startswith("stopped at its time limit of 150 s (ReFrame's 180 s less 30 s)")
+    assert 'got up to 1 B of an incomplete result' in text and 'slower' not in text
+
+
+def test_a_test_stopped_after_its_whole_result_blames_no_network():
+    pred = costmodel.Prediction(2.0, 1.0, 1.0, [])
+    text = costmodel.hung_after_result_message('osu_barrier', pred, 60, 61)
+    assert text.startswith('osu_barrier printed its whole result, then did not exit')
+    assert 'after 61 s (predicted 2.0 s)' in text and 'the network was not slow' in text
 
 
 def test_malformed_perflog_lines_are_reported_not_dropped(tmp_path):

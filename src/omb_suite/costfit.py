@@ -97,6 +97,10 @@ def fit(records: Iterable[dict[str, str]], base: PerfModel, *, cores_per_node: i
     rows = [r for r in records if measured_unit(r) is not None]
     starts = [r for r in records if r.get('benchmark') == 'osu_init'
               and r.get('perf_var') == 'init_avg']
+    if not rows and not starts:
+        # nothing measured (a dry run's perflog holds null values): the model stays what it
+        # was, the built-in defaults included, which limit nothing
+        return base
     shaped = [(r, _shape(r, cores_per_node, cores_per_socket, sockets), measured_unit(r))
               for r in rows]
     shaped = [_with_second_pass(item, records) for item in shaped]

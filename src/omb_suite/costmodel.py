@@ -59,6 +59,7 @@ def model_for(extras: dict | None) -> PerfModel:
     an error naming it."""
     base = dict(_data()['default'])
     declared = dict((extras or {}).get('perf_model') or {})
+    source = 'declared' if declared else 'default'
     unknown = set(declared) - set(base)
     if unknown:
         raise ValueError(f'perf_model: unknown keys {sorted(unknown)}; known: {sorted(base)} '
@@ -74,7 +75,7 @@ def model_for(extras: dict | None) -> PerfModel:
                      {k: float(v) for k, v in merged['bandwidth_mbs'].items()},
                      float(merged['startup_s']), float(merged['startup_per_node_s']),
                      float(merged['startup_per_rank_s']), float(merged['per_size_s']),
-                     source='declared' if declared else 'default')
+                     source=source)
 
 
 @dataclass(frozen=True)
@@ -241,11 +242,22 @@ def limit_rule() -> tuple[float, int, int]:
     return float(rule['multiple']), int(rule['floor_s']), int(rule['grace_s'])
 
 
+def hung_after_result_message(program: str, prediction: Prediction, limit_s: float,
+                              elapsed_s: float) -> str:
+    """What a test stopped at its limit says when the program had printed its whole result:
+    the time went after the benchmark, not to the network."""
+    return (f'{program} printed its whole result, then did not exit: stopped at its time limit '
+            f'of {limit_s:.0f} s after {elapsed_s:.0f} s (predicted {prediction.seconds:.1f} s); '
+            'the run hung after the benchmark (MPI_Finalize or the launcher), the network '
+            'was not slow')
+
+
 def slower_message(prediction: Prediction, limit_s: float, elapsed_s: float,
                    last_size: int | None, multiple: float | None = None,
-                   floor_s: int | None = None) -> str:
+                   floor_s: int | None = None, basis: str | None = None) -> str:
     """What a test stopped at its limit says: predicted vs elapsed, and how much slower the
-    network ran than the partition's model up to the last size OSU printed."""
+    network ran than the partition's model up to the last size OSU printed. ``basis``: how
+    the limit was set, when not from the prediction (then no pace is claimed)."""
     rule_multiple, rule_floor, _ = limit_rule()
     multiple = rule_multiple if multiple is None else multiple
     floor_s = rule_floor if floor_s is None else floor_s
@@ -255,7 +267,10 @@ def slower_message(prediction: Prediction, limit_s: float, elapsed_s: float,
     after = sizes.index(last_size) + 1 if last_size in sizes else 0
     unfinished = prediction.ends[after][1] if after < len(sizes) else prediction.seconds
     pace = elapsed_s / max(unfinished, 1e-9)
-    where = f'got up to {last_size} B' if last_size is not None else 'printed no size'
+    where = f'got up to {last_size} B' if last_size is not None else 'printed no result row'
+    if basis:
+        return (f'stopped at its time limit of {limit_s:.0f} s ({basis}) after {elapsed_s:.0f} '
+                f's; it had {where} of an incomplete result')
     return (f'stopped at its time limit of {limit_s:.0f} s ({multiple:g} x the predicted '
             f'{prediction.seconds:.1f} s, at least {floor_s} s) after {elapsed_s:.0f} s; it had '
             f'{where}, the next size predicted to end at {unfinished:.1f} s: the network is '
