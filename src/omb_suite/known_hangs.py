@@ -1,6 +1,12 @@
-"""Runs an MPI library is known to hang in (``data/known_hangs.yaml``): a check skips a
-matching case before the run, with the defect and its evidence, rather than waiting for its
-time limit and failing only sometimes."""
+"""Runs an MPI library is known to hang in (``data/known_hangs.yaml``).
+
+Two treatments, both naming the defect and its evidence, neither a flaky verdict:
+
+- :func:`known_hang`: programs that hang in most affected runs are skipped before the run;
+- :func:`hang_after_result`: in every other program of an affected run the hang, if it
+  comes, comes after the whole result was printed; the check launches it under a bounded
+  limit and keeps a result that is complete (:meth:`omb_suite.rfm.base.OsuRunBase.validate`).
+"""
 
 from __future__ import annotations
 
@@ -31,22 +37,35 @@ def _rules() -> list[dict[str, Any]]:
     return yaml.safe_load(text)['hangs']
 
 
-def matches(rule: dict[str, Any], run: Run) -> bool:
-    """An unknown version or device never matches: only a known-affected library is skipped."""
+def affects(rule: dict[str, Any], run: Run) -> bool:
+    """The run's library, device and node count are the affected ones (any program). An
+    unknown version or device never matches: only a known-affected library is treated."""
     if run.version is None or parse_version(run.version) >= parse_version(rule['before']):
         return False
-    return (run.program in rule['programs'] and run.family == rule['family']
-            and run.nodes >= rule.get('min_nodes', 1)
+    return (run.family == rule['family'] and run.nodes >= rule.get('min_nodes', 1)
             and ('device' not in rule or run.device == rule['device']))
 
 
+def _describe(rule: dict[str, Any], run: Run) -> str:
+    device = f' {run.device}' if run.device else ''
+    return (f'{run.family} {run.version}{device} is known to hang in {run.program} on '
+            f'{rule.get("min_nodes", 1)}+ nodes: {" ".join(rule["why"].split())} '
+            f'[{" ".join(rule["evidence"].split())}]; fixed in {run.family} {rule["before"]}')
+
+
 def known_hang(run: Run) -> str | None:
-    """Why ``run`` is known to hang (library, defect, evidence), or None."""
+    """Why ``run`` is skipped (library, defect, evidence): its program hangs in most
+    affected runs; else None."""
     for rule in _rules():
-        if matches(rule, run):
-            device = f' {run.device}' if run.device else ''
-            return (f'{run.family} {run.version}{device} is known to hang in {run.program} on '
-                    f'{rule.get("min_nodes", 1)}+ nodes: {" ".join(rule["why"].split())} '
-                    f'[{" ".join(rule["evidence"].split())}]; fixed in {run.family} '
-                    f'{rule["before"]}')
+        if affects(rule, run) and run.program in rule.get('skip', []):
+            return _describe(rule, run)
+    return None
+
+
+def hang_after_result(run: Run) -> str | None:
+    """The defect that can keep ``run`` from exiting after it printed its whole result
+    (library, defect, evidence), or None."""
+    for rule in _rules():
+        if affects(rule, run) and rule.get('after_result'):
+            return _describe(rule, run)
     return None

@@ -29,6 +29,7 @@ from omb_suite.failures import failure_cause
 from omb_suite.placements import Placing
 from omb_suite.rfm import mv2
 from omb_suite.rfm.cost import ScaleAware
+from omb_suite.rfm.hangs import KnownHangs
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 from omb_suite.topology import Topology, of_partition
@@ -39,10 +40,11 @@ def references_dir() -> Path:
     return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
 
 
-class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
+class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
     placement, references; the sweep OSU will run at the job's rank count, the predicted
-    wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`). Runs in
+    wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's
+    known hangs: :class:`~omb_suite.rfm.hangs.KnownHangs`). Runs in
     environments with an MPI and OSU (``+mpi +osu``)."""
 
     valid_systems = ['*']
@@ -252,20 +254,22 @@ class OsuRunBase(ScaleAware, rfm.RunOnlyRegressionTest):
         where OSU stops at this rank count (never a silent pass)."""
         stderr = self.read_output(self.stderr.evaluate())
         text = self.read_output(self.stdout.evaluate())
-        stopped = self.stopped_at_limit(text, stderr)
-        if stopped:
-            raise SanityError(stopped)
-        self.verify_placement(stderr)
         expected, skipped = self.expected_sizes(), self.not_measured(stderr)
         if expected is not None:
             expected = [s for s in expected if s not in skipped]
         try:
-            self.osu_table = parsing.parse_osu_output(text, expect_sizes=expected,
-                                                      **self.parse_kwargs())
+            table = parsing.parse_osu_output(text, expect_sizes=expected, **self.parse_kwargs())
         except parsing.OsuParseError as err:
+            table, problem = None, err
+        stopped = self.stopped_at_limit(text, stderr, whole_result=table is not None)
+        if stopped:
+            self.accept_hang_after_result(stopped, whole_result=table is not None)
+        self.verify_placement(stderr)
+        if table is None:
             cause = failure_cause(stderr, text)
-            raise SanityError(f'{self.benchmark}: {err}' +
-                              (f' [job: {cause}]' if cause else '')) from None
+            raise SanityError(f'{self.benchmark}: {problem}' +
+                              (f' [job: {cause}]' if cause else ''))
+        self.osu_table = table
         if self.osu_table.version:
             self.osu_version = self.osu_table.version
         return True

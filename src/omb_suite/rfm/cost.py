@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 
 from omb_suite import costfit, costmodel, osu_limits, scale_audit
@@ -143,12 +144,21 @@ class ScaleAware(rfm.RegressionTestPlugin):
         rule = self.current_partition.extras.get('time_limits') or {}
         multiple = self.limit_multiple or rule.get('multiple')
         floor = self.limit_floor_s or rule.get('floor_s')
+        _, _, grace = costmodel.limit_rule()
+        self._limit_rule, self._limit_basis = (multiple, floor), None
         if partition_model(self).source != 'default' or self.limit_multiple \
                 or self.limit_floor_s:
             self.limit_s = costmodel.time_limit(pred, multiple, floor)
-            self._limit_rule = (multiple, floor)
-            _, _, grace = costmodel.limit_rule()
             self.time_limit = f'{self.limit_s * self.launches() + grace}s'
+        elif self.hang_after_result():
+            # no model to predict from, but a library that may not exit after its result:
+            # the suite's own limit, ReFrame's less its grace, so that sanity sees the output
+            # (ReFrame's own limit would end the test with a bare "job timed out")
+            self.limit_s = max(1, int(self.reframe_limit_s() / self.launches()) - grace)
+            self._limit_basis = (f"ReFrame's {self.reframe_limit_s():.0f} s less {grace} s: no "
+                                 'partition model to predict from, and a library that may '
+                                 'not exit after its result')
+        if self.limit_s:
             self.job.launcher.modifier = 'timeout'
             self.job.launcher.modifier_options = ['--kill-after=10', f'{self.limit_s}s']
         plan = self.sweep_plan()
@@ -161,15 +171,34 @@ class ScaleAware(rfm.RegressionTestPlugin):
         PREDICTED.setdefault(self.current_partition.fullname, []).append(
             (self.display_name, pred.seconds, nodes))
 
-    def stopped_at_limit(self, stdout: str, stderr: str) -> str | None:
-        """The explanation when the launch was stopped at its limit, else None."""
+    def hang_after_result(self) -> str | None:
+        """The library defect that can keep the launch from exiting after its whole result
+        (the test knows its library), or None."""
+        return None
+
+    def reframe_limit_s(self) -> float:
+        """ReFrame's time limit of the job (s): the test's, else the partition's, else
+        ReFrame's default of 10 minutes."""
+        limit = self.time_limit or self.current_partition.time_limit
+        return float(typ.Duration.__rfm_cast_str__(str(limit))) if limit else 600.0
+
+    def stopped_at_limit(self, stdout: str, stderr: str,
+                         whole_result: bool = False) -> str | None:
+        """The explanation when the launch was stopped at its limit, else None.
+        ``whole_result``: the program had printed everything it was to print, so the time
+        went after it (``MPI_Finalize``, the launcher), not to a slow network."""
         found = _LAUNCH.findall(stderr)
         if not found or int(found[-1][0]) != TIMED_OUT or not self.limit_s:
             return None
+        elapsed = float(found[-1][1])
+        if whole_result:
+            return costmodel.hung_after_result_message(
+                self.benchmark, self.prediction(), self.limit_s, elapsed)
         rows = _ROW.findall(stdout)
         last = int(rows[-1]) if rows else None
         return f'{self.benchmark} ' + costmodel.slower_message(
-            self.prediction(), self.limit_s, float(found[-1][1]), last, *self._limit_rule)
+            self.prediction(), self.limit_s, elapsed, last, *self._limit_rule,
+            basis=self._limit_basis)
 
     def not_measured(self, stderr: str) -> list[int]:
         """Sizes OSU announced or was predicted not to run; records why (and logs it)."""

@@ -12,7 +12,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, known_hangs, mpilib, placements, probe
+from omb_suite import catalogue, known_hangs, placements, probe
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 
@@ -38,22 +38,10 @@ class OsuStartupBase(OsuRunBase):
 
     @run_after('setup')
     def skip_known_hang(self):
-        """A library known to hang in this program at this node count is not run (it would
-        sit until the time limit, or pass only on a retry): skipped with the defect."""
-        run = known_hangs.Run(self.benchmark, self.mpi_family, self.mpi_version,
-                              self.mpich_device(), self.num_nodes)
-        reason = known_hangs.known_hang(run)
+        """A library known to hang in this program at this node count in most runs is not
+        run (it would sit until its limit): skipped with the defect."""
+        reason = known_hangs.known_hang(self.library_run())
         self.skip_if(reason is not None, reason or '')
-
-    def mpich_device(self) -> str | None:
-        """MPICH's device (``ch4:ucx``) from the environment's ``mpichversion``."""
-        tool = mpilib.find_tool('mpichversion', self.search_path())
-        if self.mpi_family != 'mpich' or tool is None:
-            return None
-        try:
-            return mpilib.mpich_device(mpilib.run_tool(tool))
-        except mpilib.MpiToolError:
-            return None
 
     def osu_options(self):
         # osu_hello and osu_init take no options in OSU 7.4 (osu_init: -h/-v only)

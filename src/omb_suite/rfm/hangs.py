@@ -1,0 +1,54 @@
+"""Library defects that keep a run from exiting (:mod:`omb_suite.known_hangs`) applied to a
+ReFrame test (:class:`KnownHangs`): which library this run uses, whether it may hang after
+its whole result, and what a run stopped at its limit then means.
+
+Attributes the test must offer: ``benchmark``, ``mpi_family``, ``mpi_version``,
+``num_nodes``, ``search_path()``.
+"""
+
+from __future__ import annotations
+
+import reframe as rfm
+from reframe.core.builtins import variable
+from reframe.core.exceptions import SanityError
+
+from omb_suite import known_hangs, mpilib
+
+
+class KnownHangs(rfm.RegressionTestPlugin):
+    """The library's known hangs: the run as they match it, and the treatment of a hang that
+    comes after the whole result (the result stands, the defect is named)."""
+
+    #: The library defect a passing run met (``data/known_hangs.yaml``): it printed its
+    #: whole result, then did not exit ('' = none).
+    known_defect = variable(str, value='')
+
+    def mpich_device(self) -> str | None:
+        """MPICH's device (``ch4:ucx``) from the environment's ``mpichversion``."""
+        tool = mpilib.find_tool('mpichversion', self.search_path())
+        if self.mpi_family != 'mpich' or tool is None:
+            return None
+        try:
+            return mpilib.mpich_device(mpilib.run_tool(tool))
+        except mpilib.MpiToolError:
+            return None
+
+    def library_run(self) -> known_hangs.Run:
+        """This run as :mod:`omb_suite.known_hangs` matches it: program, library, nodes."""
+        return known_hangs.Run(self.benchmark, self.mpi_family, self.mpi_version,
+                               self.mpich_device(), self.num_nodes)
+
+    def hang_after_result(self) -> str | None:
+        """The library defect that can keep this run from exiting after its whole result
+        (:func:`omb_suite.known_hangs.hang_after_result`), or None."""
+        return known_hangs.hang_after_result(self.library_run())
+
+    def accept_hang_after_result(self, stopped: str, whole_result: bool) -> None:
+        """A run stopped at its limit fails (``stopped`` says why), unless it printed its
+        whole result and its library is known to hang after that (``data/known_hangs.yaml``):
+        then the result stands and the defect is named (log, run report ``known_defect``)."""
+        defect = self.hang_after_result() if whole_result else None
+        if defect is None:
+            raise SanityError(stopped)
+        self.known_defect = defect
+        self.logger.warning(f'{self.display_name}: {stopped}; the result is kept: {defect}')

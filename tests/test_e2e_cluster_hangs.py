@@ -1,0 +1,108 @@
+"""A library known to hang after printing its whole result (data/known_hangs.yaml: MPICH
+before 4.2 with ch4:ucx, in MPI_Finalize, on two or more nodes), for real on the two-node
+mini-cluster: the result is kept and the defect named; the same hang in a library without
+the defect (MPICH 4.2), and a result that is not complete, still fail, each saying which it was.
+
+The stand-in OSU program prints a real two-rank ``osu_barrier -f`` table from rank 0 and then
+never exits, as Debian's MPICH 4.0.2 did once in five verdict runs (MPI_Finalize after the
+result); Slurm starts it on both nodes with the environment's launcher options, through the
+suite's rank wrapper, so placement, limit and sanity are the real ones.
+
+Skipped unless the cluster is up (as the other cluster tests) and Debian's MPICH is installed
+(its ``mpichversion`` says ch4:ucx).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from functools import partial
+from pathlib import Path
+
+import pytest
+import rfm_helpers
+from rfm_helpers import mpich_prefix, write_registry
+from test_e2e_cluster import cluster, work  # noqa: F401 (fixtures)
+
+pytestmark = [pytest.mark.cluster, pytest.mark.e2e,
+              pytest.mark.skipif(not shutil.which('mpichversion'),
+                                 reason='Debian MPICH not installed')]
+
+run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_collectives.py',))
+
+BARRIER = 'osu-micro-benchmarks/mpi/collective/osu_barrier'
+WHOLE = ('# OSU MPI Barrier Latency Test v7.3\n'
+         '# Avg Latency(us)   Min Latency(us)   Max Latency(us)  Iterations\n'
+         '            41.20             40.90             41.50        1000\n')
+#: the header only: stopped before the one result row
+CUT = WHOLE.rsplit('\n', 2)[0] + '\n'
+#: 4 ranks on the compute partition's two 2-core nodes (after the correctness check, as always)
+SELECT = ['-n', 'OsuCollective%case=osu_barrier/default%scale=4']
+
+
+def _hanging_osu(root: Path, printed: str) -> Path:
+    """An OSU tree whose osu_barrier prints ``printed`` from rank 0 and never exits."""
+    exe = root / 'libexec' / BARRIER
+    exe.parent.mkdir(parents=True)
+    exe.write_text('#!/bin/sh\nif [ "${SLURM_PROCID:-0}" = 0 ]; then\n'
+                   f"printf '%s' '{printed}'\nfi\nexec sleep 600\n")
+    exe.chmod(0o755)
+    return root
+
+
+def _case(report: Path, environ: str) -> dict:
+    cases = json.loads(report.read_text())['runs'][0]['testcases']
+    barrier = [c for c in cases if c['environ'] == environ
+               and c['name'].startswith('OsuCollective %case=osu_barrier')]
+    assert len(barrier) == 1 and barrier[0]['num_nodes'] == 2, [
+        (c['name'], c['environ'], c.get('num_nodes')) for c in cases]
+    return barrier[0]
+
+
+def test_mpich_hang_after_the_whole_result_keeps_it_and_names_the_defect(cluster, work):  # noqa: F811
+    """No partition model: the affected launch runs under ReFrame's limit less its grace
+    (45 - 30 = 15 s), so sanity sees the output; the whole result passes, the cut one fails."""
+    mpich_bin = str(mpich_prefix(work))
+    registry = write_registry(work / 'environments.json', [
+        {'name': f'{name}-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
+         'osu_root': str(_hanging_osu(work / name, text)), 'path': [mpich_bin],
+         'source': 'system'} for name, text in (('whole', WHOLE), ('cut', CUT))])
+    report = work / 'report.json'
+    out = run_reframe(work, '--system', 'minicluster:compute', *SELECT, '-S', 'time_limit=45s',
+                      '-r', '--report-file', str(report), registry=registry,
+                      extra_env=cluster)
+    text = out.stdout + out.stderr
+    whole, cut = _case(report, 'whole-mpich'), _case(report, 'cut-mpich')
+    assert whole['result'] == 'pass', whole['fail_reason']
+    assert whole['limit_s'] == 15
+    assert 'printed its whole result, then did not exit' in text, text
+    assert 'the result is kept' in text and 'pmodels/mpich#6596' in text
+    assert 'pmodels/mpich#6596' in whole['known_defect']
+    assert cut['result'] == 'fail'
+    assert "stopped at its time limit of 15 s (ReFrame's 45 s less 30 s" in cut['fail_reason']
+    assert 'printed no result row of an incomplete result' in cut['fail_reason']
+    for case in (whole, cut):        # stopped at the limit, not by ReFrame's own
+        assert case['time_run'] < 45, case['time_run']
+    kept = next(line for line in text.splitlines() if 'the result is kept' in line)
+    print(f'\nwhole result, {whole["time_run"]:.0f} s: {kept[:400]}...\n'
+          f'cut result, {cut["time_run"]:.0f} s: {cut["fail_reason"]}')
+
+
+def test_the_same_hang_in_a_library_without_the_defect_fails_saying_where_the_time_went(
+        cluster, work):  # noqa: F811
+    """MPICH 4.2 has the fix (no defect on record): its whole result followed by no exit
+    fails, and says the time went after the benchmark, not to the network."""
+    registry = write_registry(work / 'environments.json', [
+        {'name': 'whole-mpich42', 'mpi_family': 'mpich', 'mpi_version': '4.2.0',
+         'osu_root': str(_hanging_osu(work / 'whole', WHOLE)),
+         'path': [str(mpich_prefix(work))], 'source': 'system'}])
+    report = work / 'report.json'
+    run_reframe(work, '--system', 'minicluster:compute', *SELECT, '-S', 'limit_floor_s=10',
+                '-r', '--report-file', str(report), registry=registry,
+                extra_env=cluster)
+    case = _case(report, 'whole-mpich42')
+    assert case['result'] == 'fail'
+    assert 'osu_barrier printed its whole result, then did not exit: stopped at its time ' \
+           'limit of 10 s' in case['fail_reason']
+    assert 'the network was not slow' in case['fail_reason']
+    assert not case['known_defect']
