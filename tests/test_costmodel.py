@@ -36,7 +36,8 @@ def test_the_fit_takes_latency_from_osu_latency_and_corrections_per_scale():
 
 def test_a_perflog_without_measurements_fits_nothing():
     """A dry run's perflog (values null) is no fit: the defaults stay, and limit nothing."""
-    nulls = [{**r, 'perf_value': 'null'} for r in real_records()]
+    start = {**real_records()[0], 'benchmark': 'osu_init', 'perf_var': 'init_avg'}
+    nulls = [{**r, 'perf_value': 'null'} for r in [*real_records(), start]]
     base = costmodel.model_for({})
     assert costfit.fit(nulls, base, cores_per_node=2, cores_per_socket=2, sockets=1) is base
 

@@ -74,3 +74,28 @@ def test_the_M_reproduction_passes_with_the_sizes_osu_did_not_run_reported(tmp_p
     assert ('sizes [1048576] not measured: OSU stops osu_alltoall at 524288 B '
             '(-M 1048576 / 2 ranks, check_mem_limit); -M was given on the command line'
             in out.stdout)
+
+
+@pytest.mark.parametrize(('argv', 'expected'), [
+    (['-c', 'x', '-l'], ['-c', 'x', '--dry-run']),
+    (['-L', 'T', '--system', 'a'], ['--system', 'a', '--dry-run']),
+    (['--list=C', '-n', 'OsuPt2Pt'], ['-n', 'OsuPt2Pt', '--dry-run']),
+    (['-lC'], ['--dry-run']),
+    (['-r', '-n', 'T'], None),                 # not a listing: nothing to add
+])
+def test_a_listing_becomes_the_same_selection_dry_run(argv, expected):
+    from omb_suite.rfm.cost import dry_run_args
+    assert dry_run_args(argv) == expected
+
+
+def test_a_listing_prints_the_predicted_cost_and_leaves_no_perflog(tmp_path):
+    """``-l`` sets no test up: the prediction comes from a dry run of the same selection in a
+    scratch prefix, whose (null) perflogs do not land among the partition's history."""
+    out = run_reframe(tmp_path, '--system', 'example-epyc-xl', '-l', '-n', 'OsuPt2Pt',
+                      registry=two_family_registry(tmp_path))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert '-l dry-runs the selection' in out.stdout
+    line = next(x for x in out.stdout.splitlines() if x.startswith('  example-epyc-xl:'))
+    assert 'test(s)' in line and 'node-minutes' in line and 'largest: OsuPt2Pt' in line
+    assert not list((tmp_path / 'results').rglob('*.log'))
+    assert not (tmp_path / 'rfm' / 'stage').exists()

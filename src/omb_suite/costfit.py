@@ -96,7 +96,7 @@ def fit(records: Iterable[dict[str, str]], base: PerfModel, *, cores_per_node: i
     records = list(records)
     rows = [r for r in records if measured_unit(r) is not None]
     starts = [r for r in records if r.get('benchmark') == 'osu_init'
-              and r.get('perf_var') == 'init_avg']
+              and r.get('perf_var') == 'init_avg' and _float(r.get('perf_value')) is not None]
     if not rows and not starts:
         # nothing measured (a dry run's perflog holds null values): the model stays what it
         # was, the built-in defaults included, which limit nothing

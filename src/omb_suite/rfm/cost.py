@@ -57,7 +57,11 @@ def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     if key not in _MODELS:
         model = costmodel.model_for(part.extras)
         rows = []
-        for path in sorted(test.perflog_location().glob('*.log')):
+        where = test.perflog_location()
+        if os.environ.get('OMB_COST_PERFLOGS'):   # a listing's dry run: the real perflogs
+            where = (Path(os.environ['OMB_COST_PERFLOGS']) / test.current_system.name
+                     / test.current_partition.name)
+        for path in sorted(where.glob('*.log')):
             found, _ = costfit.read_perflog(path)
             rows += [r for r in found if r.get('environ') == env]
         if rows:
@@ -225,9 +229,57 @@ def duration(seconds: float) -> str:
     return f'{seconds / 60:.1f} min' if seconds < 7200 else f'{seconds / 3600:.1f} h'
 
 
+#: ReFrame's listing options (``-l``/``-L`` take an optional ``C`` or ``T``)
+_LIST_OPTS = ('-l', '-L', '--list', '--list-detailed')
+
+
+def dry_run_args(argv: list[str]) -> list[str] | None:
+    """ReFrame's arguments with its listing option replaced by ``--dry-run`` (None: not a
+    listing). ``-l`` instantiates the tests but sets none up, so it knows no job shape."""
+    args, listing, skip_value = [], False, False
+    for arg in argv:
+        if skip_value and arg in ('C', 'T'):
+            skip_value = False
+            continue
+        skip_value = False
+        if arg in _LIST_OPTS or arg.startswith(('--list=', '--list-detailed=')) \
+                or arg in ('-lC', '-lT', '-LC', '-LT'):
+            listing, skip_value = True, arg in _LIST_OPTS
+            continue
+        args.append(arg)
+    return [*args, '--dry-run'] if listing else None
+
+
+def _predict_listing(argv: list[str]) -> list[str]:
+    """The prediction lines of the same selection dry-run into a scratch prefix: its perflogs
+    (null values) go there, the model still fitted from this results directory's perflogs."""
+    import subprocess
+    import tempfile
+
+    args = dry_run_args(argv[1:])
+    if args is None or os.environ.get('OMB_LISTING_DRY_RUN'):
+        return []
+    with tempfile.TemporaryDirectory(prefix='omb-list-') as scratch:
+        env = {**os.environ, 'OMB_LISTING_DRY_RUN': '1', 'OMB_COST_PERFLOGS': str(results_dir()),
+               'OMB_RESULTS_DIR': f'{scratch}/results'}
+        done = subprocess.run([argv[0], *args, '--prefix', scratch], env=env, text=True,
+                              capture_output=True, timeout=1800)
+    lines = done.stdout.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('Predicted cost')), None)
+    if start is None:
+        return ['', f'Predicted cost: none (the dry run of this selection exited {done.returncode};'
+                ' run it with --dry-run to see why)']
+    return ['', lines[start].replace('"What --dry-run predicts"', '"What --dry-run predicts";'
+                                     ' -l dry-runs the selection'), *lines[start + 1:]]
+
+
 def _summary() -> None:
-    """Per partition: predicted wall time of the selection and node-minutes (at exit)."""
+    """Per partition: predicted wall time of the selection and node-minutes (at exit); a
+    listing (``-l``) gets it from a dry run of the same selection."""
     if not PREDICTED:
+        extra = _predict_listing(sys.argv)
+        if extra:
+            print('\n'.join(extra), file=sys.stdout, flush=True)
         return
     out = ['', 'Predicted cost (omb_suite.costmodel; docs/systems.md "What --dry-run predicts"):']
     for part, tests in sorted(PREDICTED.items()):
