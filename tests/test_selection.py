@@ -60,3 +60,17 @@ def test_one_algorithm_at_one_scale_by_expression(listed):
     assert listed('-n', 'OsuCollectiveSweep', '-E',
                   "benchmark == 'osu_bcast' and algorithm == 'knomial' and scale == 4") == [
         'OsuCollectiveSweep %case=osu_bcast/knomial %scale=4 %mapping=core']
+
+
+def test_the_exploration_scales_go_as_far_as_omb_max_scale(monkeypatch):
+    """A small machine explores a bigger one's rank counts oversubscribed; never fewer than the
+    partitions offer, and a word instead of a number is refused saying what to give."""
+    from omb_suite.rfm import site_offers
+    monkeypatch.setattr(site_offers, 'topologies', lambda: [])
+    monkeypatch.delenv('OMB_MAX_SCALE', raising=False)
+    assert site_offers.all_scales() == [2, 4]
+    monkeypatch.setenv('OMB_MAX_SCALE', '32')
+    assert site_offers.all_scales() == [2, 4, 8, 16, 32]
+    monkeypatch.setenv('OMB_MAX_SCALE', 'big')
+    with pytest.raises(ValueError, match='give a number of ranks'):
+        site_offers.all_scales()

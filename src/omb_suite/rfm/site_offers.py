@@ -9,6 +9,8 @@ its own partition cannot run is skipped at setup with the reason.
 
 from __future__ import annotations
 
+import os
+
 import reframe as rfm
 from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
@@ -41,8 +43,13 @@ def libraries() -> frozenset[Library]:
 
 
 def all_scales() -> list[int]:
-    """Powers of two up to the largest partition's core count (at least 4)."""
-    return topology.scales(topologies())
+    """Powers of two up to the largest partition's core count (at least 4), or up to
+    ``$OMB_MAX_SCALE`` ranks when that is larger: a small machine explores the rank counts of
+    a bigger one oversubscribed (with ``-S oversubscribe=<ranks per core>``)."""
+    top = os.environ.get('OMB_MAX_SCALE', '')
+    if top and not top.isdigit():
+        raise ValueError(f'OMB_MAX_SCALE={top!r}: give a number of ranks, e.g. 32')
+    return topology.scales(topologies(), smallest_top=max(4, int(top or 0)))
 
 
 def verdict_scales() -> list[int]:
