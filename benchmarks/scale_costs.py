@@ -14,6 +14,15 @@
     python benchmarks/scale_costs.py verdict REPORT.json
         A ReFrame run report of the suite: each test's predicted_s against its measured run
         time (time_run).
+    python benchmarks/scale_costs.py twice [--dir DIR] -- REFRAME-OPTIONS...
+        As a site predicts: the same selection run for real twice by ReFrame into one results
+        directory; the first run's perflogs fit the partition's model (per MPI library), the
+        second run's predictions come from it; then ``verdict`` of each run's report (the
+        first one predicted from the built-in defaults). E.g. the verdict set on ``local``:
+        ``twice -- -p '^spack-'``; collectives at 2-32 ranks oversubscribed:
+        ``twice --max-scale 32 -- --mode explore -n 'OsuCollectiveSweep%case=...' ...``; the
+        mini-cluster in one allocation: ``twice --inside 'salloc -N 2 --exclusive -p compute'
+        -- --system minicluster:alloc --exec-policy serial -p '^spack-'``.
     python benchmarks/scale_costs.py output [--osu VIEW]
         Bytes a collective test writes (stdout + stderr of the launch through the rank
         wrapper, Open MPI's algorithm evidence on) at 2 and 32 ranks: the evidence exported to
@@ -28,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -38,7 +48,7 @@ from omb_suite import costfit, costmodel, osu_limits
 from omb_suite.parsing import parse_osu_output
 
 REPO = Path(__file__).resolve().parents[1]
-VIEW = '/work/main/spack/environments/openmpi/.spack-env/view'
+VIEW = str(REPO / 'spack' / 'environments' / 'openmpi' / '.spack-env' / 'view')
 VERDICT = ['osu_allreduce', 'osu_bcast', 'osu_alltoall', 'osu_allgather', 'osu_reduce',
            'osu_barrier', 'osu_iallreduce']
 #: -M scaled down (OSU's lowest) and a short loop, so 32 oversubscribed ranks stay quick
@@ -160,6 +170,33 @@ def verdict(report: Path) -> None:
           f'{statistics.median(errors):.2f} (target <= 0.30)')
 
 
+def twice(directory: Path, options: list[str], max_scale: int | None,
+          inside: list[str]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, 'OMB_RESULTS_DIR': str(directory / 'results')}
+    if max_scale:
+        env['OMB_MAX_SCALE'] = str(max_scale)
+    reports = []
+    for n in (1, 2):
+        report = directory / f'run-{n}.json'
+        cmd = [*inside, str(REPO / '.venv' / 'bin' / 'reframe'), '--nocolor', '-C',
+               str(REPO / 'reframe' / 'config' / 'settings.py'), '-c', str(REPO / 'reframe' /
+               'checks'), '--prefix', str(directory / f'rfm-{n}'), *options, '-r',
+               '--report-file', str(report)]
+        start = time.monotonic()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        (directory / f'run-{n}.log').write_text(done.stdout + done.stderr)
+        ran = [line for line in done.stdout.splitlines() if line.startswith('[  PASSED  ]')
+               or line.startswith('[  FAILED  ]')]
+        print(f'run {n}: exit {done.returncode}, {time.monotonic() - start:.0f} s; '
+              f'{" ".join(ran) or "see " + str(directory / f"run-{n}.log")}', flush=True)
+        reports.append(report)
+    for n, report in enumerate(reports, 1):
+        print(f'-- run {n}: predicted from '
+              f'{"the built-in defaults" if n == 1 else "run 1 perflogs"}')
+        verdict(report)
+
+
 EVIDENCE = {'OMPI_MCA_coll_base_verbose': '9', 'OMPI_MCA_mpi_show_mca_params': 'enviro'}
 
 
@@ -233,6 +270,12 @@ def main() -> None:
     aud.add_argument('--explore', action='store_true')
     rep = sub.add_parser('verdict')
     rep.add_argument('report', type=Path)
+    two = sub.add_parser('twice')
+    two.add_argument('--dir', type=Path, default=Path('/tmp/omb-scale-twice'))
+    two.add_argument('--max-scale', type=int, help='OMB_MAX_SCALE for the exploration')
+    two.add_argument('--inside', default='', help="a command ReFrame runs in, e.g. 'salloc -N 2 "
+                     "--exclusive -p compute' (with --system minicluster:alloc)")
+    two.add_argument('options', nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.what == 'collectives' and args.load:
         data = json.loads(args.load.read_text())
@@ -245,6 +288,9 @@ def main() -> None:
         audit(args.system, args.explore)
     elif args.what == 'output':
         output(args.osu)
+    elif args.what == 'twice':
+        twice(args.dir, [o for o in args.options if o != '--'], args.max_scale,
+              shlex.split(args.inside))
     else:
         verdict(args.report)
 
