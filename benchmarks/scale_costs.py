@@ -16,9 +16,10 @@
         time (time_run).
     python benchmarks/scale_costs.py twice [--dir DIR] -- REFRAME-OPTIONS...
         As a site predicts: the same selection run for real twice by ReFrame into one results
-        directory; the first run's perflogs fit the partition's model (per MPI library), the
-        second run's predictions come from it; then ``verdict`` of each run's report (the
-        first one predicted from the built-in defaults). E.g. the verdict set on ``local``:
+        directory; the first run's perflogs fit the partition's model (per MPI library) and
+        its run report the wall corrections (omb_suite.costwall), the second run's predictions
+        come from them; then ``verdict`` of each run's report (the first one predicted from
+        the built-in defaults). E.g. the verdict set on ``local``:
         ``twice -- -p '^spack-'``; collectives at 2-32 ranks oversubscribed:
         ``twice --max-scale 32 -- --mode explore -n 'OsuCollectiveSweep%case=...' ...``; the
         mini-cluster in one allocation: ``twice --inside 'salloc -N 2 --exclusive -p compute'
@@ -178,7 +179,8 @@ def twice(directory: Path, options: list[str], max_scale: int | None,
         env['OMB_MAX_SCALE'] = str(max_scale)
     reports = []
     for n in (1, 2):
-        report = directory / f'run-{n}.json'
+        # where settings.py puts run reports: the second run's wall corrections read them
+        report = directory / 'results' / 'reports' / f'run-{n}.json'
         cmd = [*inside, str(REPO / '.venv' / 'bin' / 'reframe'), '--nocolor', '-C',
                str(REPO / 'reframe' / 'config' / 'settings.py'), '-c', str(REPO / 'reframe' /
                'checks'), '--prefix', str(directory / f'rfm-{n}'), *options, '-r',

@@ -230,7 +230,8 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     (chain,) = [s for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')
                 if 'bcast_algorithm=2' in s]
     first, second = launcher_lines(chain, 'mpirun')
-    assert first.endswith('osu_bcast -f -m 1024 -x 10 -i 100 -c -x 2 -i 10 > validation.out 2>&1')
+    assert first.endswith('osu_bcast -f -m 1024 -x 10 -i 100 -c -x 2 -i 10 > validation.out '
+                          '2> validation.err')
     assert second == launch_line(chain, 'osu_bcast')
     # the sweep leaves what the verdict set measures to it
     assert 'measured by the verdict set' in out.stdout
@@ -387,3 +388,20 @@ def test_a_failed_osu_check_fails_a_sweep_case(tmp_path):
     assert out.returncode != 0
     assert "osu_reduce_scatter algorithm 'default' computed wrong results (OSU -c, " \
            "validation.out)" in out.stdout
+
+
+@pytest.mark.e2e
+@needs_osu()
+def test_osus_size_cap_warning_stays_out_of_the_correctness_table(tmp_path):
+    """OSU warns "Limiting max message size" on stderr, unbuffered, while its table goes to a
+    buffered stdout: with both in one file the warning landed inside the table's first row and
+    the sweep failed as 'computed wrong results' (found at 32 ranks oversubscribed, -M 1 MiB).
+    Here -M 4096 at 4 ranks caps osu_allgather at 1 KiB: it passes, the cap reported."""
+    out = _run_local(tmp_path, '-n', 'osu_allgather/default%', '-E', 'scale == 4',
+                     '-S', 'max_size=4096', '-S', 'extra_opts=-M,4096',
+                     '-S', 'oversubscribe=2', checks=(SWEEP,))
+    assert out.returncode == 0, out.stdout[-4000:]
+    assert 'sizes [2048, 4096] not measured' in out.stdout, out.stdout[-4000:]
+    stage = next((tmp_path / 'rfm' / 'stage').rglob('validation.err'))
+    assert 'Limiting max message size' in stage.read_text()
+    assert 'Warning' not in (stage.parent / 'validation.out').read_text()

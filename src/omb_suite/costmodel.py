@@ -210,6 +210,16 @@ def predict(benchmark: str, sizes: list[int], shape: Shape, model: PerfModel, *,
                       loop_s * launches, ends, launches)
 
 
+def scaled(prediction: Prediction, factor: float) -> Prediction:
+    """The prediction with every time multiplied by ``factor`` (a measured wall correction,
+    :mod:`omb_suite.costwall`)."""
+    if factor == 1.0:
+        return prediction
+    return replace(prediction, seconds=prediction.seconds * factor,
+                   startup_s=prediction.startup_s * factor, loop_s=prediction.loop_s * factor,
+                   ends=[(size, t * factor) for size, t in prediction.ends])
+
+
 def combine(parts: list[Prediction]) -> Prediction:
     """Several programs' loops in one launch: one start-up, the loops one after another."""
     startup = max((p.startup_s / p.launches for p in parts), default=0.0)

@@ -256,6 +256,9 @@ class CollectiveVerdict(rfm.RegressionTestPlugin):
 
 #: The exploration's correctness run: its output file and iteration counts (warm-up, timed).
 VALIDATION_OUTPUT = 'validation.out'
+#: its stderr, apart: OSU's warnings (``Limiting max message size``) go there unbuffered and
+#: would land inside a table row of the buffered stdout
+VALIDATION_ERRORS = 'validation.err'
 VALIDATION_ITERATIONS = ('-x', '2', '-i', '10')
 
 
@@ -283,7 +286,7 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
         launcher = self.job.launcher.run_command(self.job)
         opts = ' '.join([*self.osu_options(), '-c', *VALIDATION_ITERATIONS])
         self.prerun_cmds = [*self.prerun_cmds, f'{launcher} {self.osu_program} {opts} > '
-                            f'{VALIDATION_OUTPUT} 2>&1']
+                            f'{VALIDATION_OUTPUT} 2> {VALIDATION_ERRORS}']
 
     def check_results(self) -> None:
         if not self.validates():
@@ -292,5 +295,7 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
             parsing.parse_osu_output(self.read_output(VALIDATION_OUTPUT),
                                      expect_sizes=self.expected_sizes(), require_validation=True)
         except parsing.OsuParseError as err:
+            errors = self.read_output(VALIDATION_ERRORS).strip().splitlines()[-3:]
+            said = f' [{VALIDATION_ERRORS}: {" / ".join(errors)}]' if errors else ''
             raise SanityError(f'{self.benchmark} algorithm {self.algorithm!r} computed wrong '
-                              f'results (OSU -c, {VALIDATION_OUTPUT}): {err}') from None
+                              f'results (OSU -c, {VALIDATION_OUTPUT}): {err}{said}') from None

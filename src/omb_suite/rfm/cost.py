@@ -4,7 +4,9 @@ Before the run a test plans its sweep (:func:`omb_suite.osu_limits.plan_sweep` a
 count: ``-M`` raised or lowered to what the partition's ``memory_per_node_gib`` allows, the
 sizes OSU will really run), predicts its wall time (:mod:`omb_suite.costmodel` with the
 partition's model: declared ``perf_model`` extras, corrected by the partition's own perflogs
-of the test's environment) and, when that model is the partition's own (declared or fitted,
+of the test's environment; then times what earlier runs of the benchmark at that scale took
+against the model, from the partition's run reports: :mod:`omb_suite.costwall`) and, when
+that model is the partition's own (declared or fitted,
 not the built-in defaults), takes its time limit from it: the launch runs under ``timeout``,
 so a test stopped at its limit fails saying predicted vs elapsed; ReFrame's own limit is the
 backstop, ``grace_s`` later. ``--dry-run`` (and a run) ends with the predicted wall time and
@@ -29,7 +31,7 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
 
-from omb_suite import costfit, costmodel, osu_limits, scale_audit
+from omb_suite import costfit, costmodel, costwall, osu_limits, scale_audit
 from omb_suite.setup.environs import repo_root
 
 #: What the job prints after the launch: its exit status and seconds taken.
@@ -72,6 +74,28 @@ def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     return _MODELS[key]
 
 
+_WALLS: dict[str, costwall.WallFactors] = {}
+
+
+def reports_dir() -> Path:
+    """Where the run reports are (settings.py ``report_file``); a listing's dry run reads
+    the real ones."""
+    return Path(os.environ.get('OMB_COST_PERFLOGS') or results_dir()) / 'reports'
+
+
+def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
+    """Measured / modelled wall time per benchmark and scale from the partition's run
+    reports of the test's environment, once per partition and environment."""
+    part, env = test.current_partition, test.current_environ.name
+    key = f'{part.fullname}+{env}'
+    if key not in _WALLS:
+        cases, problems = costwall.read_reports(reports_dir())
+        for problem in problems:
+            test.logger.warning(problem)
+        _WALLS[key] = costwall.wall_factors(cases, test.current_system.name, part.name, env)
+    return _WALLS[key]
+
+
 def node_memory(test: rfm.RegressionTest) -> int | None:
     gib = test.current_partition.extras.get('memory_per_node_gib')
     return int(float(gib) * 2**30) if gib else None
@@ -86,6 +110,9 @@ class ScaleAware(rfm.RegressionTestPlugin):
     #: Predicted wall time of the test's launches (s), and the time limit derived from it
     #: (0: none, the model being the built-in defaults).
     predicted_s = variable(float, value=0.0)
+    #: The cost model's own prediction (s), before the wall correction measured by earlier
+    #: runs (:mod:`omb_suite.costwall`), which compare it with their ``time_run``.
+    model_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
 
     #: The limit's multiple of the prediction and its floor (s); ``None``: the partition's
@@ -137,13 +164,20 @@ class ScaleAware(rfm.RegressionTestPlugin):
                                  partition_model(self), warmup=self.warmup,
                                  iterations=self.iterations, launches=self.launches())
 
+    def wall_prediction(self) -> costmodel.Prediction:
+        """:meth:`prediction` times what earlier runs of this benchmark and scale took
+        against the model (1 where none ran)."""
+        return costmodel.scaled(self.prediction(), costwall.factor(
+            wall_factors(self), self.benchmark, self.num_tasks))
+
     @run_before('run')
     def limit_from_prediction(self):
         """The limit: a multiple of the prediction with a floor; ``timeout`` enforces it.
         Only from a model the partition declared or its perflogs fitted: the built-in
         defaults guess, and a guess must not stop a first run (the partition's own
         ``time_limit`` stays)."""
-        pred = self.prediction()
+        pred = self.wall_prediction()
+        self.model_s = round(self.prediction().seconds, 3)
         self.predicted_s = round(pred.seconds, 2)
         rule = self.current_partition.extras.get('time_limits') or {}
         multiple = self.limit_multiple or rule.get('multiple')
@@ -197,11 +231,11 @@ class ScaleAware(rfm.RegressionTestPlugin):
         elapsed = float(found[-1][1])
         if whole_result:
             return costmodel.hung_after_result_message(
-                self.benchmark, self.prediction(), self.limit_s, elapsed)
+                self.benchmark, self.wall_prediction(), self.limit_s, elapsed)
         rows = _ROW.findall(stdout)
         last = int(rows[-1]) if rows else None
         return f'{self.benchmark} ' + costmodel.slower_message(
-            self.prediction(), self.limit_s, elapsed, last, *self._limit_rule,
+            self.wall_prediction(), self.limit_s, elapsed, last, *self._limit_rule,
             basis=self._limit_basis)
 
     def not_measured(self, stderr: str) -> list[int]:
