@@ -195,8 +195,32 @@ def twice(directory: Path, options: list[str], max_scale: int | None,
         reports.append(report)
     for n, report in enumerate(reports, 1):
         print(f'-- run {n}: predicted from '
-              f'{"the built-in defaults" if n == 1 else "run 1 perflogs"}')
+              f'{"the built-in defaults" if n == 1 else "run 1 perflogs and report"}')
         verdict(report)
+    leave_scale_out(reports[0], reports[1])
+
+
+def leave_scale_out(first: Path, second: Path) -> None:
+    """Run 2 predicted as if its rank count had never run: the wall correction from run 1's
+    nearest *other* rank count of the same benchmark (what a new scale gets)."""
+    from omb_suite import costwall
+
+    earlier = [c for run in json.loads(first.read_text())['runs'] for c in run['testcases']]
+    errors = []
+    for run in json.loads(second.read_text())['runs'][-1:]:
+        for case in run['testcases']:
+            model, took = case.get('model_s'), case.get('time_run')
+            if case.get('result') != 'pass' or not model or not took:
+                continue
+            others = [c for c in earlier if c.get('num_tasks') != case['num_tasks']]
+            table = costwall.wall_factors(others, case['system'], case['partition'],
+                                          case['environ'])
+            pred = model * costwall.factor(table, case['benchmark'], case['num_tasks'])
+            errors.append(abs(pred - took) / took)
+    if errors:
+        print(f'{second.name}, each rank count predicted from run 1 at the OTHER rank counts '
+              f'(leave one scale out): {len(errors)} tests, median error '
+              f'{statistics.median(errors):.2f}')
 
 
 EVIDENCE = {'OMPI_MCA_coll_base_verbose': '9', 'OMPI_MCA_mpi_show_mca_params': 'enviro'}

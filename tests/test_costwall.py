@@ -40,8 +40,13 @@ def test_the_factor_is_the_median_ratio_of_matching_passing_runs(tmp_path):
     table = costwall.wall_factors(cases, 'local', 'default', 'spack-openmpi')
     assert table == {('osu_alltoall', 32): 5.0, ('osu_alltoall', 4): pytest.approx(0.6)}
     assert costwall.factor(table, 'osu_alltoall', 32) == 5.0
-    assert costwall.factor(table, 'osu_alltoall', 16) == 5.0     # nearest: 32 (tie: larger)
-    assert costwall.factor(table, 'osu_alltoall', 2) == pytest.approx(0.6)
+    # between 4 (0.6) and 32 (5.0): log(factor) linear in log2(ranks)
+    assert costwall.factor(table, 'osu_alltoall', 8) == pytest.approx(0.6 * (5 / 0.6) ** (1 / 3))
+    # beyond them, one doubling at most: 4096 ranks gets what 64 would
+    assert costwall.factor(table, 'osu_alltoall', 4096) == pytest.approx(
+        costwall.factor(table, 'osu_alltoall', 64))
+    assert costwall.factor(table, 'osu_alltoall', 64) == pytest.approx(5.0 * (5 / 0.6) ** (1 / 3))
+    assert costwall.factor({('osu_bcast', 8): 2.0}, 'osu_bcast', 1024) == 2.0   # one point
     assert costwall.factor(table, 'osu_bcast', 32) == 1.0        # never run
 
 

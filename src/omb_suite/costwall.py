@@ -6,8 +6,9 @@ its rank count, OSU's own work per size (buffers, the statistics it reduces), a 
 launch, ranks sharing cores. ReFrame's run reports (``<results>/reports/*.json``, written
 every run) hold each test's measured ``time_run`` beside the model's own ``model_s``; their
 ratio per benchmark and rank count, median over the newest reports of the partition and
-environment, multiplies the next prediction. A rank count never run takes the nearest one
-run of the same benchmark (in log2 of the ranks); a benchmark never run, 1.
+environment, multiplies the next prediction. A rank count never run takes a log-linear fit
+over the rank counts run of the same benchmark (at most one doubling beyond them); a
+benchmark never run, 1.
 """
 
 from __future__ import annotations
@@ -60,11 +61,21 @@ def wall_factors(cases: list[dict], system: str, partition: str, environ: str) -
 
 
 def factor(table: WallFactors, benchmark: str, ranks: int) -> float:
-    """The factor at this rank count, else at the nearest one run (ties: the larger), else 1."""
+    """The factor at this rank count; else, from the rank counts of this benchmark that ran, a
+    line through log(factor) over log2(ranks) (ranks sharing cores, start-up and OSU's own
+    work per size grow with the rank count), extrapolated at most one doubling beyond them;
+    from one rank count, its factor; from none, 1."""
     if (benchmark, ranks) in table:
         return table[(benchmark, ranks)]
-    scales = [r for (b, r) in table if b == benchmark]
-    if not scales:
+    points = [(math.log2(r), math.log(f)) for (b, r), f in table.items() if b == benchmark]
+    if not points:
         return 1.0
-    nearest = min(scales, key=lambda r: (abs(math.log2(r) - math.log2(max(ranks, 1))), -r))
-    return table[(benchmark, nearest)]
+    if len(points) == 1:
+        return math.exp(points[0][1])
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sxx
+    lo, hi = min(x for x, _ in points), max(x for x, _ in points)
+    at = min(max(math.log2(max(ranks, 1)), lo - 1), hi + 1)
+    return math.exp(my + slope * (at - mx))
