@@ -65,10 +65,10 @@ class CollectiveCorrectnessBase(CollectiveJob):
         """Not an OSU sweep: nothing to plan (its memory: see docs/systems.md)."""
         return None
 
-    def prediction(self) -> costmodel.Prediction:
+    def prediction(self, model: costmodel.PerfModel | None = None) -> costmodel.Prediction:
         """One call of each checked collective per size, in one launch."""
         sizes = osu_limits.sizes_between(4, self.largest())
-        parts = [costmodel.predict(name, sizes, self.job_shape(), partition_model(self),
+        parts = [costmodel.predict(name, sizes, self.job_shape(), model or partition_model(self),
                                    warmup=0, iterations=1) for name in self.checked]
         return costmodel.combine(parts)
 

@@ -110,8 +110,8 @@ class ScaleAware(rfm.RegressionTestPlugin):
     #: Predicted wall time of the test's launches (s), and the time limit derived from it
     #: (0: none, the model being the built-in defaults).
     predicted_s = variable(float, value=0.0)
-    #: The cost model's own prediction (s), before the wall correction measured by earlier
-    #: runs (:mod:`omb_suite.costwall`), which compare it with their ``time_run``.
+    #: The declared (or default) model's prediction (s), unfitted: what later runs compare
+    #: this run's ``time_run`` with (:mod:`omb_suite.costwall`).
     model_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
 
@@ -158,17 +158,27 @@ class ScaleAware(rfm.RegressionTestPlugin):
         return costmodel.Shape(self.num_tasks, self.num_nodes, per_node, topo.cores_per_node,
                                link)
 
-    def prediction(self) -> costmodel.Prediction:
+    def prediction(self, model: costmodel.PerfModel | None = None) -> costmodel.Prediction:
+        """The model's prediction (``model``: the partition's, fitted, when None)."""
         plan = self.sweep_plan()
         return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
-                                 partition_model(self), warmup=self.warmup,
+                                 model or partition_model(self), warmup=self.warmup,
                                  iterations=self.iterations, launches=self.launches())
 
+    def base_prediction(self) -> costmodel.Prediction:
+        """The prediction of the partition's declared model (or the defaults), not fitted:
+        a fixed yardstick that earlier runs' wall times are compared with (``model_s``), so
+        that a fit that changes from run to run does not compound with their ratio."""
+        return self.prediction(costmodel.model_for(self.current_partition.extras))
+
     def wall_prediction(self) -> costmodel.Prediction:
-        """:meth:`prediction` times what earlier runs of this benchmark and scale took
-        against the model (1 where none ran)."""
-        return costmodel.scaled(self.prediction(), costwall.factor(
-            wall_factors(self), self.benchmark, self.num_tasks))
+        """Where earlier runs measured this benchmark (at this or other scales): the base
+        prediction times their wall time against it; else the fitted model's prediction."""
+        table = wall_factors(self)
+        if not any(b == self.benchmark for b, _ in table):
+            return self.prediction()
+        return costmodel.scaled(self.base_prediction(),
+                                costwall.factor(table, self.benchmark, self.num_tasks))
 
     @run_before('run')
     def limit_from_prediction(self):
@@ -177,7 +187,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
         defaults guess, and a guess must not stop a first run (the partition's own
         ``time_limit`` stays)."""
         pred = self.wall_prediction()
-        self.model_s = round(self.prediction().seconds, 3)
+        self.model_s = round(self.base_prediction().seconds, 3)
         self.predicted_s = round(pred.seconds, 2)
         rule = self.current_partition.extras.get('time_limits') or {}
         multiple = self.limit_multiple or rule.get('multiple')
