@@ -396,12 +396,13 @@ def test_osus_size_cap_warning_stays_out_of_the_correctness_table(tmp_path):
     """OSU warns "Limiting max message size" on stderr, unbuffered, while its table goes to a
     buffered stdout: with both in one file the warning landed inside the table's first row and
     the sweep failed as 'computed wrong results' (found at 32 ranks oversubscribed, -M 1 MiB).
-    Here -M 4096 at 4 ranks caps osu_allgather at 1 KiB: it passes, the cap reported."""
+    Here -M 1 MiB (OSU's floor) at 4 ranks caps osu_allgather at 256 KiB: it passes, the cap
+    reported."""
     out = _run_local(tmp_path, '-n', 'osu_allgather/default%', '-E', 'scale == 4',
-                     '-S', 'max_size=4096', '-S', 'extra_opts=-M,4096',
+                     '-S', 'max_size=1048576', '-S', 'extra_opts=-M,1048576',
                      '-S', 'oversubscribe=2', checks=(SWEEP,))
     assert out.returncode == 0, out.stdout[-4000:]
-    assert 'sizes [2048, 4096] not measured' in out.stdout, out.stdout[-4000:]
-    stage = next((tmp_path / 'rfm' / 'stage').rglob('validation.err'))
-    assert 'Limiting max message size' in stage.read_text()
-    assert 'Warning' not in (stage.parent / 'validation.out').read_text()
+    assert 'sizes [524288, 1048576] not measured' in out.stdout, out.stdout[-4000:]
+    kept = next((tmp_path / 'rfm' / 'output').rglob('validation.err'))
+    assert 'Limiting max message size' in kept.read_text()
+    assert 'Warning' not in (kept.parent / 'validation.out').read_text()

@@ -32,6 +32,15 @@ def test_real_wrapper_lines_of_both_launchers(name):
     assert probe.observed(places) == 'vm:cpu0/s0/n0;vm:cpu1/s0/n0'
 
 
+def test_a_rank_line_after_another_ranks_unterminated_message_is_read():
+    """OSU 7.3 prints "Requested memory limit too low, using [1048576] instead." on stderr
+    without a newline (here from -M 4096), so the next rank's PROBE line follows it on the
+    same line: real stderr of 4 ranks, all four must be read."""
+    places = probe.parse_probe(capture('wrapper_ompi_osu73_mem_limit_too_low.txt'),
+                               expect_ranks=4)
+    assert [p.rank for p in places] == [0, 1, 2, 3]
+
+
 def test_mpi_probe_needs_its_final_line_the_wrapper_needs_every_rank():
     text = capture('ompi_intra_socket.txt')
     assert len(probe.parse_probe(text)) == 2

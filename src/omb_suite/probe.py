@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+#: anywhere in a line: another rank's message without its newline (OSU 7.3's "Requested
+#: memory limit too low, using [1048576] instead.") may come first
 _LINE = re.compile(
-    r'^PROBE rank=(?P<rank>\S+) size=(?P<size>\S+) host=(?P<host>\S+) '
+    r'PROBE rank=(?P<rank>\S+) size=(?P<size>\S+) host=(?P<host>\S+) '
     r'cpus=(?P<cpus>\S+) sockets=(?P<sockets>\S+) numa=(?P<numa>\S+)\s*$'
 )
-_DONE = re.compile(r'^PROBE done ranks=(\d+)\s*$')
+_DONE = re.compile(r'PROBE done ranks=(\d+)\s*$')
 _BIND = re.compile(r'^GPUBIND rank=(\d+) host=(\S+) visible=(\S+) device=(\S+)\s*$', re.M)
 
 #: The per-rank wrapper (package data) and the MPI probe's source.
@@ -95,7 +97,7 @@ def parse_probe(text: str, expect_ranks: int | None = None) -> list[RankPlace]:
     ranks: dict[int, RankPlace] = {}
     size = done = None
     for line in text.splitlines():
-        if m := _LINE.match(line.strip()):
+        if m := _LINE.search(line.strip()):
             if not m['rank'].isdigit():
                 raise ProbeError('a rank printed its PROBE line without knowing its rank: the '
                                  'launcher set none of the rank variables the wrapper reads '
@@ -110,7 +112,7 @@ def parse_probe(text: str, expect_ranks: int | None = None) -> list[RankPlace]:
                                  f'or the launcher started the program twice per rank')
             ranks[place.rank] = place
             size = int(m['size']) if m['size'].isdigit() else size
-        elif m := _DONE.match(line.strip()):
+        elif m := _DONE.search(line.strip()):
             done = int(m[1])
     if not ranks:
         raise ProbeError('no PROBE lines: the ranks did not start (see the job\'s stderr for '

@@ -287,6 +287,8 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
         opts = ' '.join([*self.osu_options(), '-c', *VALIDATION_ITERATIONS])
         self.prerun_cmds = [*self.prerun_cmds, f'{launcher} {self.osu_program} {opts} > '
                             f'{VALIDATION_OUTPUT} 2> {VALIDATION_ERRORS}']
+        # kept with the job's output: the correctness run's evidence, pass or fail
+        self.keep_files = [*self.keep_files, VALIDATION_OUTPUT, VALIDATION_ERRORS]
 
     def check_results(self) -> None:
         if not self.validates():
