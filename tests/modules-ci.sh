@@ -11,7 +11,7 @@
 #      whose perflogs name the modules;
 #   2. the mini-cluster, in one allocation (minicluster:alloc), as root (its Slurm commands
 #      enter node1's network namespace): the verdict set of the Open MPI module environment.
-#      The cluster is shared: everything runs under `flock /tmp/omb-minicluster.lock`; one this
+#      The cluster is shared: everything runs under `flock -o /tmp/omb-minicluster.lock`; one this
 #      script brings up it takes down. Skipped, with the reason, where it cannot run.
 # Without an OSU build (no views) the verdict set is the placement probe alone;
 # OMB_MODULES_CI_OSU_FROM=CHECKOUT takes the views of another checkout (read only).
@@ -122,6 +122,6 @@ json.dump(d, open(sys.argv[2], "w"))' "$dir/all.json" "$dir/environments.json"
 if [[ $steps == *" cluster "* ]]; then
   export -f cluster check fail say tree loads_of
   export REPO PY OSU_ARGS="${osu_args[*]}"
-  flock "$LOCK" bash -c 'osu_args=($OSU_ARGS); cluster'
+  flock -o "$LOCK" bash -c 'osu_args=($OSU_ARGS); cluster'
 fi
 say "passed"

@@ -5,7 +5,8 @@ mini-cluster, with its link slowed down (a token-bucket `tc` qdisc on both nodes
 2x the limit, instead of a bare timeout.
 
 Skipped unless the cluster is up and OSU_ROOT names an OSU built with Debian's Open MPI. The
-cluster is shared: run it as `flock /tmp/omb-minicluster.lock ...` around up, the test, down.
+cluster is shared: run it as `flock -o /tmp/omb-minicluster.lock ...` around up, the test, down
+(`-o`: the daemons `up` starts must not inherit the lock, or it is never released).
 """
 
 from __future__ import annotations
