@@ -99,3 +99,7 @@ def test_a_listing_prints_the_predicted_cost_and_leaves_no_perflog(tmp_path):
     assert 'test(s)' in line and 'node-minutes' in line and 'largest: OsuPt2Pt' in line
     assert not list((tmp_path / 'results').rglob('*.log'))
     assert not (tmp_path / 'rfm' / 'stage').exists()
+    quick = run_reframe(tmp_path, '--system', 'example-epyc-xl', '-l', '-n', 'OsuPt2Pt',
+                        registry=two_family_registry(tmp_path),
+                        extra_env={'OMB_LIST_PREDICTION': '0'})
+    assert quick.returncode == 0 and 'Predicted cost' not in quick.stdout

@@ -301,7 +301,8 @@ def _predict_listing(argv: list[str]) -> list[str]:
     import tempfile
 
     args = dry_run_args(argv[1:])
-    if args is None or os.environ.get('OMB_LISTING_DRY_RUN'):
+    if args is None or os.environ.get('OMB_LISTING_DRY_RUN') \
+            or os.environ.get('OMB_LIST_PREDICTION') == '0':
         return []
     with tempfile.TemporaryDirectory(prefix='omb-list-') as scratch:
         env = {**os.environ, 'OMB_LISTING_DRY_RUN': '1', 'OMB_COST_PERFLOGS': str(results_dir()),
@@ -314,7 +315,8 @@ def _predict_listing(argv: list[str]) -> list[str]:
         return ['', f'Predicted cost: none (the dry run of this selection exited {done.returncode};'
                 ' run it with --dry-run to see why)']
     return ['', lines[start].replace('"What --dry-run predicts"', '"What --dry-run predicts";'
-                                     ' -l dry-runs the selection'), *lines[start + 1:]]
+                                     ' -l dry-runs the selection, OMB_LIST_PREDICTION=0 skips'
+                                     ' that'), *lines[start + 1:]]
 
 
 def _summary() -> None:
