@@ -5,6 +5,7 @@ result; only where the library, its device and the node count are the affected o
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
@@ -32,17 +33,21 @@ def test_only_the_affected_library_device_and_scale_match(run, skipped, after_re
             assert f'known to hang in {run.program} on 2+ nodes' in reason
 
 
+def _debian_mpich(tmp: Path) -> dict:
+    """A registry entry: Debian's MPICH 4.0.2 (its mpichversion says ch4:ucx), fake OSU."""
+    mpich_bin = tmp / 'mpich' / 'bin'
+    mpich_bin.mkdir(parents=True)
+    (mpich_bin / 'mpichversion').symlink_to(shutil.which('mpichversion'))
+    return {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
+            'osu_root': str(fake_osu_tree(tmp / 'osu')), 'path': [str(mpich_bin)],
+            'source': 'system'}
+
+
 @pytest.mark.skipif(not shutil.which('mpichversion'), reason='Debian MPICH not installed')
 def test_mpich_startup_on_two_nodes_is_skipped_naming_the_defect(tmp_path):
     """The mini-cluster's alloc partition with Debian's MPICH 4.0.2 (ch4:ucx): the two-node
     osu_init is skipped before the run, the one-node one is not."""
-    osu = fake_osu_tree(tmp_path / 'osu')
-    mpich_bin = tmp_path / 'mpich' / 'bin'
-    mpich_bin.mkdir(parents=True)
-    (mpich_bin / 'mpichversion').symlink_to(shutil.which('mpichversion'))
-    registry = write_registry(tmp_path / 'environments.json', [
-        {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
-         'osu_root': str(osu), 'path': [str(mpich_bin)], 'source': 'system'}])
+    registry = write_registry(tmp_path / 'environments.json', [_debian_mpich(tmp_path)])
     out = run_reframe(tmp_path, '--system', 'minicluster:alloc', '--dry-run', '-n',
                       'OsuStartup', checks=('osu_startup.py',), registry=registry)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -57,15 +62,10 @@ def test_affected_runs_get_a_bounded_limit_without_a_partition_model(tmp_path):
     """No model to predict from (the built-in defaults): an unaffected launch keeps ReFrame's
     limit alone; one that may hang after its result runs under ``timeout`` at ReFrame's limit
     less its grace, so that sanity sees what it printed."""
-    osu = fake_osu_tree(tmp_path / 'osu')
-    mpich_bin = tmp_path / 'mpich' / 'bin'
-    mpich_bin.mkdir(parents=True)
-    (mpich_bin / 'mpichversion').symlink_to(shutil.which('mpichversion'))
+    mpich = _debian_mpich(tmp_path)
     registry = write_registry(tmp_path / 'environments.json', [
-        {'name': 'test-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
-         'osu_root': str(osu), 'path': [str(mpich_bin)], 'source': 'system'},
-        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
-         'osu_root': str(osu), 'source': 'system'}])
+        mpich, {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+                'osu_root': mpich['osu_root'], 'source': 'system'}])
     out = run_reframe(tmp_path, '--system', 'minicluster:alloc', '--dry-run', '-n',
                       'OsuCollective%case=osu_barrier/default', checks=('osu_collectives.py',),
                       registry=registry)
