@@ -186,7 +186,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
         Only from a model the partition declared or its perflogs fitted: the built-in
         defaults guess, and a guess must not stop a first run (the partition's own
         ``time_limit`` stays)."""
-        pred = self.wall_prediction()
+        pred = self._wall_prediction = self.wall_prediction()
         self.model_s = round(self.base_prediction().seconds, 3)
         self.predicted_s = round(pred.seconds, 2)
         rule = self.current_partition.extras.get('time_limits') or {}
@@ -241,11 +241,11 @@ class ScaleAware(rfm.RegressionTestPlugin):
         elapsed = float(found[-1][1])
         if whole_result:
             return costmodel.hung_after_result_message(
-                self.benchmark, self.wall_prediction(), self.limit_s, elapsed)
+                self.benchmark, self._wall_prediction, self.limit_s, elapsed)
         rows = _ROW.findall(stdout)
         last = int(rows[-1]) if rows else None
         return f'{self.benchmark} ' + costmodel.slower_message(
-            self.wall_prediction(), self.limit_s, elapsed, last, *self._limit_rule,
+            self._wall_prediction, self.limit_s, elapsed, last, *self._limit_rule,
             basis=self._limit_basis)
 
     def not_measured(self, stderr: str) -> list[int]:

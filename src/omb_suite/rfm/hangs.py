@@ -1,6 +1,6 @@
 """Library defects that keep a run from exiting (:mod:`omb_suite.known_hangs`) applied to a
 ReFrame test (:class:`KnownHangs`): which library this run uses, whether it may hang after
-its whole result, and what a run stopped at its limit then means.
+its whole result, what a run stopped at its limit then means, and which runs are skipped.
 
 Attributes the test must offer: ``benchmark``, ``mpi_family``, ``mpi_version``,
 ``num_nodes``, ``search_path()``.
@@ -9,7 +9,7 @@ Attributes the test must offer: ``benchmark``, ``mpi_family``, ``mpi_version``,
 from __future__ import annotations
 
 import reframe as rfm
-from reframe.core.builtins import variable
+from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
 from omb_suite import known_hangs, mpilib
@@ -22,6 +22,14 @@ class KnownHangs(rfm.RegressionTestPlugin):
     #: The library defect a passing run met (``data/known_hangs.yaml``): it printed its
     #: whole result, then did not exit ('' = none).
     known_defect = variable(str, value='')
+
+    @run_after('setup', always_last=True)
+    def skip_known_hang(self):
+        """A library known to hang in this program at this node count in most runs is not
+        run (it would sit until its limit): skipped with the defect. Last of setup: the
+        job's node count is known then."""
+        reason = known_hangs.known_hang(self.library_run())
+        self.skip_if(reason is not None, reason or '')
 
     def mpich_device(self) -> str | None:
         """MPICH's device (``ch4:ucx``) from the environment's ``mpichversion``."""

@@ -12,7 +12,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, known_hangs, placements, probe
+from omb_suite import catalogue, placements, probe
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 
@@ -35,13 +35,6 @@ class OsuStartupBase(OsuRunBase):
         self.num_nodes = self.nodes
         self.num_tasks_per_node = self.tasks_per_node
         self.num_tasks = self.nodes * self.tasks_per_node
-
-    @run_after('setup')
-    def skip_known_hang(self):
-        """A library known to hang in this program at this node count in most runs is not
-        run (it would sit until its limit): skipped with the defect."""
-        reason = known_hangs.known_hang(self.library_run())
-        self.skip_if(reason is not None, reason or '')
 
     def osu_options(self):
         # osu_hello and osu_init take no options in OSU 7.4 (osu_init: -h/-v only)
