@@ -177,7 +177,7 @@ def test_unknown_library_is_refused_naming_what_is_there(tmp_path):
     fake = tmp_path / "bin" / "mpirun"
     fake.write_text("#!/bin/sh\necho 'Fujitsu MPI'\n")
     fake.chmod(0o755)
-    with pytest.raises(ValueError, match="no known MPI family .* found there: mpirun"):
+    with pytest.raises(ValueError, match=r"no known MPI family .* found there: mpirun"):
         mpilib.recognise(str(tmp_path / "bin"))
 
 
