@@ -149,7 +149,7 @@ def test_cuda_aware_line_as_documented_by_open_mpi():
 def test_debian_mpich_has_no_gpu_support():
     support = mpilib.mpich_gpu_support(real_output(MPICHVERSION), 'cuda', {})
     assert support.aware is False and '--without-yaksa' in support.evidence
-    assert mpilib.mpich_device(real_output(MPICHVERSION)) == 'ch4:ucx'
+    assert mpilib.device_from('mpich', real_output(MPICHVERSION)) == 'ch4:ucx'
 
 
 def test_mpich_cvar_disables_gpu_support():

@@ -24,8 +24,8 @@ RUN_HERE = 'run here'
 SCHEMA: dict[str, tuple[str, ...] | None] = {
     'family': None, 'library': None, 'status': None, 'algorithms': None, 'modules': None,
     'spack': None, 'features': None, 'listing': None,
-    'recognise': ('tools', 'version_tool', 'version_pattern', 'tool_output', 'library_version',
-                  'mpirun_version', 'linked_library', 'tool_env'),
+    'recognise': ('tools', 'version_tool', 'version_pattern', 'tool_output', 'device_pattern',
+                  'library_version', 'mpirun_version', 'linked_library', 'tool_env'),
     'launch': ('mpirun', 'srun_mpi'),
     'forcing': ('kind', 'variable', 'companions', 'exclude_variable', 'oversubscribe_env'),
     'proof': ('kind', 'env', 'rank0_only', 'read_back'),

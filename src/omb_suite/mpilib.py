@@ -129,10 +129,20 @@ def launcher_family(mpirun_version: str) -> tuple[str, str | None]:
     return families.from_mpirun_version(mpirun_version) or ('unknown', None)
 
 
-def mpich_device(mpichversion: str) -> str | None:
-    """'ch4:ucx' from ``mpichversion``'s ``MPICH Device:`` line."""
-    match = re.search(r'MPICH Device:\s*(\S+)', mpichversion)
+def device_from(family: str, text: str) -> str | None:
+    """The device in the family's version tool output ('ch4:ucx' from ``mpichversion``'s
+    ``MPICH Device:`` line), ``None`` where the record names no device."""
+    pattern = families.get(family)['recognise']['device_pattern']
+    match = re.search(pattern, text, re.M) if pattern else None
     return match[1] if match else None
+
+
+def library_device(family: str | None, search_path: str | None) -> str | None:
+    """The device of the library of ``family`` on ``search_path`` (see :func:`device_from`)."""
+    if not families.known(family) or not families.get(family)['recognise']['device_pattern']:
+        return None
+    text = family_tool(family, families.get(family)['recognise']['version_tool'], search_path)
+    return device_from(family, text) if text else None
 
 
 # ---------------------------------------------------------------- GPU awareness

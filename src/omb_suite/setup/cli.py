@@ -118,9 +118,7 @@ def detect_mpi(repo: Path, family: str) -> dict[str, Any] | None:
         return None
     bindir = Path(probe).parent
     path = str(bindir)
-    device = None
-    if family == 'mpich':
-        device = mpilib.mpich_device(mpilib.run_tool(probe))
+    device = mpilib.library_device(family, path)
     shim = make_shim(repo, family, bindir)
     return {'family': family, 'version': mpilib.library_version(family, path),
             'cuda': mpilib.gpu_support(family, 'cuda', path, {}).aware is True,
