@@ -187,3 +187,25 @@ def test_real_intel_mpi_lists_its_presets():
         pytest.skip("no impi_info")
     listed = mpilib.listed_algorithms("intel-mpi", os.fspath(bindir), set(), ("bcast",))
     assert listed["bcast"][:3] == ["1", "2", "3"]
+
+
+# ---------------------------------------------------------------- real runs' proof (2 ranks)
+
+
+def test_open_mpi_5_verbose_output_proves_the_forced_algorithm():
+    """pip Open MPI 5.0.11, the choice's environment and evidence_env exported, a bcast: 5.0
+    prints the MCA value as the enum's name ('coll_tuned_bcast_algorithm=binomial')."""
+    output = (MPI5 / "ompi5_bcast_binomial_verbose.txt").read_text()
+    assert evidence.check_evidence("openmpi", "bcast", "binomial", output,
+                                   version="5.0.11") == "tuned:bcast:binomial"
+    with pytest.raises(alg.EvidenceError, match="coll_tuned_bcast_algorithm=binomial, not chain"):
+        evidence.check_evidence("openmpi", "bcast", "chain", output, version="5.0.11")
+
+
+def test_mpich_5_run_and_its_refusal_of_an_unknown_value():
+    ran = (MPI5 / "mpich5_bcast_binomial.txt").read_text()
+    assert evidence.check_evidence("mpich", "bcast", "binomial", ran,
+                                   version="5.0.2") == "mpir:bcast:binomial"
+    refused = (MPI5 / "mpich5_bcast_bogus_name.txt").read_text()
+    with pytest.raises(alg.EvidenceError, match="refused MPIR_CVAR_BCAST_INTRA_ALGORITHM="):
+        evidence.check_evidence("mpich", "bcast", "bogus_name", refused, version="5.0.2")
