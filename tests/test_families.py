@@ -209,3 +209,11 @@ def test_mpich_5_run_and_its_refusal_of_an_unknown_value():
     refused = (MPI5 / "mpich5_bcast_bogus_name.txt").read_text()
     with pytest.raises(alg.EvidenceError, match="refused MPIR_CVAR_BCAST_INTRA_ALGORITHM="):
         evidence.check_evidence("mpich", "bcast", "bogus_name", refused, version="5.0.2")
+
+
+def test_a_module_name_of_a_record_suggests_its_family():
+    from omb_suite.setup import module_envs
+    with pytest.raises(module_envs.ModuleError,
+                       match=r"impi/2021 is a module of intel-mpi: --module intel-mpi=impi/2021"):
+        module_envs.parse_item("intelmpi=impi/2021")
+    assert families.by_module("cray-mpich/8.1.28") == "cray-mpich"

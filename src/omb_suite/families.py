@@ -154,6 +154,12 @@ def by_spack_package(package: str) -> str | None:
     return next((f for f in names() if package in get(f)['spack']), None)
 
 
+def by_module(module: str) -> str | None:
+    """The family whose record lists this Lmod module name (``impi/2021.9`` -> ``intel-mpi``)."""
+    name = module.split('/')[0]
+    return next((f for f in names() if name in get(f)['modules']), None)
+
+
 def linking(library_file: str) -> list[str]:
     """Families whose library file an OSU program may link (``libmpi.so.12``: MPICH's own
     install and Intel MPI alike: the prefix's tools tell them apart, :func:`recognise`)."""
