@@ -220,6 +220,6 @@ def test_two_libraries_of_one_family_are_two_environments(checkout, debian, tmp_
 
 
 def test_a_prefix_of_another_family_than_named_is_refused(checkout, debian, tmp_path):
-    with pytest.raises(SystemExit, match='holds openmpi 5.0.11, not mpich'):
+    with pytest.raises(SystemExit, match=r'holds openmpi 5\.0\.11, not mpich'):
         cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(tmp_path / 'r.json'),
                   '--mpi', f'mpich={openmpi_prefix(tmp_path / "o", "5.0.11")}'])
