@@ -217,3 +217,14 @@ def test_a_module_name_of_a_record_suggests_its_family():
                        match=r"impi/2021 is a module of intel-mpi: --module intel-mpi=impi/2021"):
         module_envs.parse_item("intelmpi=impi/2021")
     assert families.by_module("cray-mpich/8.1.28") == "cray-mpich"
+
+
+def test_the_correctness_run_says_which_library_ran():
+    """collective_check prints MPI_Get_library_version's first line: a job whose environment
+    is Debian's Open MPI 4.1.4 but whose LD_LIBRARY_PATH picks pip's 5.0.11 is told apart."""
+    from omb_suite import correctness
+    said = correctness.library_ran((MPI5 / "collective_check_ompi5.txt").read_text())
+    assert correctness.other_library(said, "openmpi", "5.0.11") is None
+    assert "ran openmpi 5.0.11" in correctness.other_library(said, "openmpi", "4.1.4")
+    assert "not the environment's mpich" in correctness.other_library(said, "mpich", None)
+    assert correctness.other_library(None, "openmpi", "4.1.4") is None
