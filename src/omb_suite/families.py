@@ -111,16 +111,6 @@ def version_from(family: str, text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def from_tool_output(tool: str, text: str) -> str | None:
-    """The family whose version tool is ``tool`` and whose mark ``text`` shows."""
-    for family in names():
-        found = get(family)['recognise']
-        if found['version_tool'] and found['version_tool'][0] == tool \
-                and re.search(found['tool_output'], text, re.M):
-            return family
-    return None
-
-
 def from_library_version(text: str) -> tuple[str, str] | None:
     """(family, version) from ``MPI_Get_library_version``'s text, ``None`` if no record's."""
     return _first_match('library_version', text)
