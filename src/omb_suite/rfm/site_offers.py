@@ -17,6 +17,7 @@ from reframe.core.runtime import runtime
 
 from omb_suite import topology
 from omb_suite.algorithms import Library
+from omb_suite.dialects import JobNumbers, Unexpressible
 from omb_suite.placements import (
     Overrides,
     Placing,
@@ -84,9 +85,16 @@ def launcher_overrides(part) -> Overrides:
 
 def placed_launch(test: rfm.RegressionTest, where: Placing) -> list[str]:
     """The launcher options that place ``test``'s ranks as ``where`` says on its partition
-    with its MPI (see :func:`omb_suite.placements.launch_options`)."""
+    with its MPI (see :func:`omb_suite.placements.launch_options`), the dialect's
+    placeholders filled from the job and the partition's topology; skips the test, with the
+    reason, where the partition's launcher cannot express ``where``."""
     part = test.current_partition
-    return launch_options(where, part.launcher_type.registered_name,
-                          test.current_environ.extras.get('mpi_family'), nodes=test.num_nodes,
-                          srun_mpi=part.extras.get('srun_mpi'),
-                          overrides=launcher_overrides(part))
+    numbers = JobNumbers.of(test.num_tasks, test.num_nodes, topology.of_partition(part),
+                            test.num_tasks_per_node)
+    try:
+        return launch_options(where, part.launcher_type.registered_name,
+                              test.current_environ.extras.get('mpi_family'), numbers,
+                              srun_mpi=part.extras.get('srun_mpi'),
+                              overrides=launcher_overrides(part))
+    except Unexpressible as why:
+        test.skip(f'{why} ({part.fullname})')
