@@ -144,7 +144,7 @@ def _skip(where: str, name: str, entry: dict[str, Any]) -> Skip:
     return Skip(entry['skip'], None if one is None else tuple(map(str, one)))
 
 
-def _record(name: str, entry: dict[str, Any]) -> Dialect:
+def read_record(name: str, entry: dict[str, Any]) -> Dialect:
     where = f'data/launchers/{name}.yaml'
     unknown = set(entry) - _FIELDS
     if unknown or 'options' not in entry or 'doc' not in entry:
@@ -170,7 +170,7 @@ def _record(name: str, entry: dict[str, Any]) -> Dialect:
 @cache
 def dialects() -> dict[str, Dialect]:
     folder = resources.files('omb_suite').joinpath('data/launchers')
-    return {path.name[:-5]: _record(path.name[:-5], yaml.safe_load(path.read_text()))
+    return {path.name[:-5]: read_record(path.name[:-5], yaml.safe_load(path.read_text()))
             for path in sorted(folder.iterdir(), key=lambda p: p.name)
             if path.name.endswith('.yaml')}
 
