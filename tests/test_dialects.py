@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from omb_suite import dialects, placements
+from omb_suite import dialects, families, placements
 from omb_suite.dialects import DialectError, JobNumbers, Unexpressible
 from omb_suite.topology import Topology
 
@@ -57,8 +57,7 @@ def test_placeholders_are_filled_from_the_job_and_the_topology():
     ({'doc': 'x', 'options': {'core': ['-n', '{ranks}']}}, 'unknown placeholders'),
     ({'doc': 'x', 'options': {}, 'colour': 'red'}, "fields \\['colour'\\] unknown"),
     ({'doc': 'x', 'options': {'core': {'why': 'no'}}}, 'give a list of options or'),
-    ({'doc': 'x', 'options': {}, 'launchers': {'a': [], 'b': []}, 'command': ['a']},
-     'registers one ReFrame launcher'),
+    ({'doc': 'x', 'options': {}, 'command': ['a']}, 'it names none'),
 ])
 def test_a_malformed_record_is_refused_saying_what_to_fix(entry, message):
     with pytest.raises(DialectError, match=message):
@@ -69,9 +68,21 @@ def test_a_malformed_record_is_refused_saying_what_to_fix(entry, message):
     ('srun', 'openmpi', 'srun'), ('srunalloc', 'mpich', 'srun'), ('jsrun', 'spectrum-mpi', 'jsrun'),
     ('flux', 'openmpi', 'flux'), ('pals', 'cray-mpich', 'pals'), ('alps', 'cray-mpich', 'aprun'),
     ('mpirun', 'openmpi', 'ompi'), ('mpiexec', 'mpich', 'hydra'), ('mpirun', 'intel-mpi', 'impi'),
+    ('mpiexec', 'cray-mpich', 'pals'),
 ])
 def test_each_launcher_speaks_its_dialect(launcher, family, dialect):
     assert placements.launcher_dialect(launcher, family) == dialect
+
+
+@pytest.mark.parametrize('family', families.names())
+def test_every_familys_mpirun_dialect_is_a_record(family):
+    assert families.mpirun_dialect(family) in dialects.dialects()
+
+
+def test_cray_mpich_under_reframes_mpiexec_is_pals_with_its_ranks_per_node():
+    options = placements.launch_options(placements.mapping('core'), 'mpiexec', 'cray-mpich',
+                                        JobNumbers.of(4, 1, CRAY_EX))
+    assert options == ['--ppn', '4', '--cpu-bind', 'list:0:1:2:3']   # ReFrame emits -n 4
 
 
 def test_what_a_dialect_cannot_express_says_why_and_one_rank_per_node_still_runs():

@@ -104,7 +104,8 @@ class Dialect:
     options: Mapping[str, tuple[str, ...] | Skip]
     oversubscribe: Mapping[str, Any] | str
     environment: bool = False
-    #: The command of a ReFrame launcher ReFrame lacks (``[flux, run]``), ``()`` if none.
+    #: The command of the first launcher of ``launchers`` where ReFrame lacks it
+    #: (``[flux, run]``), ``()`` if none.
     command: tuple[str, ...] = ()
 
     def options_for(self, kind: str, name: str, numbers: JobNumbers | None = None,
@@ -160,9 +161,9 @@ def read_record(name: str, entry: dict[str, Any]) -> Dialect:
         raise DialectError(f'{where}: unknown placeholders {sorted(used - set(PLACEHOLDERS))}; '
                            f'known: {", ".join(PLACEHOLDERS)}')
     command = tuple(entry.get('command') or ())
-    if command and len(launchers) != 1:
-        raise DialectError(f'{where}: a command registers one ReFrame launcher; name it '
-                           f'alone in launchers (has {sorted(launchers)})')
+    if command and not launchers:
+        raise DialectError(f'{where}: a command registers the first ReFrame launcher of '
+                           f'launchers, and it names none')
     return Dialect(name, entry['doc'], launchers, options, entry.get('oversubscribe') or {},
                    bool(entry.get('environment')), command)
 

@@ -21,18 +21,16 @@ from typing import Any
 
 import yaml
 
-from omb_suite import dialects
+from omb_suite import dialects, families
 from omb_suite.dialects import JobNumbers
-from omb_suite.mpilib import HYDRA_FAMILIES
 from omb_suite.probe import RankPlace, wrong_placement
 from omb_suite.topology import Topology
 
 #: ``{dialect: {placement or mapping name: options}}``, a partition's replacements.
 Overrides = MappingType[str, MappingType[str, list[str]]]
 
-#: The ``mpirun`` dialect of MPI families that are not Open MPI's, until the family records
-#: say it (``families.mpirun_dialect``): Intel MPI pins ranks itself, from its own variables.
-_MPIRUN_DIALECTS = {'intel-mpi': 'impi', **{f: 'hydra' for f in HYDRA_FAMILIES - {'intel-mpi'}}}
+#: ReFrame launchers that start the MPI library's own ``mpirun``: its family says the dialect.
+MPIRUN_LAUNCHERS = ('mpirun', 'mpiexec')
 #: What each ``needs`` key counts, in messages.
 _NEEDS = {'nodes': 'nodes', 'sockets': 'sockets per node', 'cores_per_socket': 'cores per socket'}
 #: The partition setting that replaces option lists, and the name it had before.
@@ -268,14 +266,15 @@ def offered_mappings(topologies: list[Topology]) -> list[str]:
 
 
 def launcher_dialect(launcher: str, mpi_family: str | None) -> str:
-    """Which dialect a launcher speaks: the one whose record names it (``srun``,
-    ``jsrun``...), or for ``mpirun``/``mpiexec`` the MPI family's own."""
+    """Which dialect a launcher speaks: for ``mpirun``/``mpiexec`` the MPI family's own (its
+    record, :func:`omb_suite.families.mpirun_dialect`), else the dialect whose record names
+    the launcher (``srun``, ``jsrun``...)."""
+    if launcher in MPIRUN_LAUNCHERS:
+        return families.mpirun_dialect(mpi_family)
     fixed = dialects.of_launcher(launcher)
     if fixed is not None:
         return fixed.name
-    if launcher in ('mpirun', 'mpiexec'):
-        return _MPIRUN_DIALECTS.get(mpi_family or '', 'ompi')
-    names = ', '.join(['mpirun', 'mpiexec', *dialects.launcher_names()])
+    names = ', '.join(dict.fromkeys([*MPIRUN_LAUNCHERS, *dialects.launcher_names()]))
     raise PlacementError(f'launcher {launcher!r} cannot place MPI ranks; use a partition '
                          f'whose launcher is one of {names} (data/launchers/)')
 
@@ -292,11 +291,12 @@ def overrides_of(extras: MappingType[str, Any]) -> tuple[Overrides, str | None]:
 
 def srun_mpi_options(dialect: str, mpi_family: str | None,
                      srun_mpi: MappingType[str, str] | None) -> list[str]:
-    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table."""
+    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table, else the
+    family record's plugin."""
     if dialect != 'srun' or not srun_mpi:
         return []
     family = mpi_family or ''
-    plugin = srun_mpi.get(family) or srun_mpi.get(family.split('-')[0])
+    plugin = srun_mpi.get(family) or families.srun_plugin(family)
     return [f'--mpi={plugin}'] if plugin else []
 
 
