@@ -223,3 +223,13 @@ def test_a_prefix_of_another_family_than_named_is_refused(checkout, debian, tmp_
     with pytest.raises(SystemExit, match=r'holds openmpi 5\.0\.11, not mpich'):
         cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(tmp_path / 'r.json'),
                   '--mpi', f'mpich={openmpi_prefix(tmp_path / "o", "5.0.11")}'])
+
+
+def test_a_prefix_holding_two_families_asks_which(checkout, debian, tmp_path):
+    both = openmpi_prefix(tmp_path / 'usr', '4.1.4')
+    script(both / 'bin' / 'mpichversion', 'echo "MPICH Version:      4.0.2"')
+    with pytest.raises(SystemExit, match=r'holds mpich 4\.0\.2 and openmpi 4\.1\.4: name one'):
+        cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(tmp_path / 'r.json'),
+                  '--mpi', str(both)])
+    assert cli.main(['--repo', str(checkout), '--no-spack', '--registry',
+                     str(tmp_path / 'r.json'), '--mpi', f'mpich={both}']) == 0
