@@ -73,7 +73,7 @@ def test_records_on_paper_say_so():
 
 def test_the_mpirun_dialect_comes_from_the_record():
     assert families.mpirun_dialect("openmpi") == "ompi"
-    assert families.mpirun_dialect("intel-mpi") == "hydra"
+    assert families.mpirun_dialect("intel-mpi") == "impi"  # its own pinning variables
     assert placements.launcher_dialect("mpirun", "mpich") == "hydra"
     assert placements.launcher_dialect("mpiexec", "spectrum-mpi") == "ompi"
     assert placements.launcher_dialect("mpirun", None) == "ompi"

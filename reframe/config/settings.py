@@ -15,13 +15,19 @@ Use:  reframe -C reframe/config/settings.py -c reframe/checks -r
 - Perflogs go to ``perflogs/<system>/<partition>/<TestClass>.log`` (one record per
   performance variable, time-zone-aware timestamps); run reports and the results
   database go next to them. ``OMB_RESULTS_DIR`` moves all of it.
+- Launchers ReFrame lacks (``jsrun``, ``flux``, ``pals``) are registered from their dialect
+  records by ``omb_suite.launchers``, which imports no ReFrame layer of the suite: loading
+  this file (as ``omb-review`` does) stays light.
 """
 
 import importlib.util
 import os
 from pathlib import Path
 
+from omb_suite import launchers
 from omb_suite.setup import environs
+
+launchers.register()
 
 REPO = Path(__file__).resolve().parents[2]
 CHECKS = REPO / 'reframe' / 'checks'

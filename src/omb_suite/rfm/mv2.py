@@ -3,8 +3,8 @@ collective's algorithm. Everything MVAPICH2-specific that the checks do, in one 
 
 Binding: ``ch3:mrail`` and ``ch3:psm`` bind every rank at ``MPI_Init``, over the launcher's
 binding, so what the rank wrapper saw before ``exec`` is not where OSU runs. There the run
-gets MVAPICH2's own binding variables of its placement or mapping (``mv2`` in
-``data/placements.yaml``) and ``MV2_SHOW_CPU_BINDING=2``, and the placement is verified on
+gets MVAPICH2's own binding variables of its placement or mapping (the record
+``data/launchers/mv2.yaml``) and ``MV2_SHOW_CPU_BINDING=2``, and the placement is verified on
 MVAPICH2's table (:func:`omb_suite.mvapich2.bound_places`). Where MVAPICH2 must not bind (more
 ranks than cores on a node, ``MPI_THREAD_MULTIPLE``), ``MV2_ENABLE_AFFINITY=0`` leaves the
 launcher's binding, verified on the wrapper's lines as for every other library.

@@ -10,6 +10,7 @@ its own partition cannot run is skipped at setup with the reason.
 from __future__ import annotations
 
 import os
+import shlex
 
 import reframe as rfm
 from reframe.core.logging import getlogger
@@ -17,6 +18,7 @@ from reframe.core.runtime import runtime
 
 from omb_suite import topology
 from omb_suite.algorithms import Library
+from omb_suite.dialects import JobNumbers, Unexpressible
 from omb_suite.placements import (
     Overrides,
     Placing,
@@ -84,9 +86,19 @@ def launcher_overrides(part) -> Overrides:
 
 def placed_launch(test: rfm.RegressionTest, where: Placing) -> list[str]:
     """The launcher options that place ``test``'s ranks as ``where`` says on its partition
-    with its MPI (see :func:`omb_suite.placements.launch_options`)."""
+    with its MPI (see :func:`omb_suite.placements.launch_options`), the dialect's
+    placeholders filled from the job and the partition's topology; skips the test, with the
+    reason, where the partition's launcher cannot express ``where``. Each option is quoted
+    for the shell: ReFrame writes them into the job script as they are, and ``flux run``'s
+    CPU map separates its cpusets with ``;``."""
     part = test.current_partition
-    return launch_options(where, part.launcher_type.registered_name,
-                          test.current_environ.extras.get('mpi_family'), nodes=test.num_nodes,
-                          srun_mpi=part.extras.get('srun_mpi'),
-                          overrides=launcher_overrides(part))
+    numbers = JobNumbers.of(test.num_tasks, test.num_nodes, topology.of_partition(part),
+                            test.num_tasks_per_node)
+    try:
+        options = launch_options(where, part.launcher_type.registered_name,
+                                 test.current_environ.extras.get('mpi_family'), numbers,
+                                 srun_mpi=part.extras.get('srun_mpi'),
+                                 overrides=launcher_overrides(part))
+    except Unexpressible as why:
+        test.skip(f'{why} ({part.fullname})')
+    return [shlex.quote(option) for option in options]
