@@ -157,9 +157,10 @@ def test_intel_mpi_is_forced_not_proven():
 
 
 def _pip_prefix(name: str) -> Path:
-    prefix = Path("/work/pipmpi") / name
+    """A library `bash scripts/install-deps.sh --pip-mpi` installed into this checkout."""
+    prefix = REPO / ".omb" / "mpi" / name
     if not (prefix / "bin").is_dir():
-        pytest.skip(f"{prefix}: no pip-installed library here")
+        pytest.skip(f"{prefix}: not installed (bash scripts/install-deps.sh --pip-mpi)")
     return prefix
 
 

