@@ -2,8 +2,8 @@
 Open MPI ``mpirun`` and MPICH's Hydra ``mpiexec`` with the per-rank wrapper, and through
 Open MPI 5's ``mpirun`` and Intel MPI's ``mpiexec.hydra`` where they are installed
 (``bash scripts/install-deps.sh --pip-mpi``, or ``$OMB_OMPI5_MPIRUN``,
-``$OMB_IMPI_MPIEXEC``): a launcher that rejects an option (Hydra 4.0 has no ``-map-by node``) fails here, not in a user's first
-run.
+``$OMB_IMPI_MPIEXEC``): a launcher that rejects an option (Hydra 4.0 has no
+``-map-by node``) fails here, not in a user's first run.
 
 On a one-node, one-socket machine the options must be *accepted*; whether they place ranks as
 named is the sanity check's job (and skips what the partition cannot offer).
