@@ -12,6 +12,8 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
         measured by `measure`). False alarms and detections of a --step step, per count,
         and the predicted seconds (cost model fitted from the same perflog) of each test at
         both counts: the node-minutes ratio. --smoke: osu_latency only, 30 runs.
+    python benchmarks/verdict_power.py predict SYSTEM
+        Only the prediction for SYSTEM (the default run ends with it for --predict).
     python benchmarks/verdict_power.py measure OUT.json [--reps 12] [--osu VIEW]
         Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks) at 3-100 % of OSU's
         default counts, small (1 B-1 KiB) and large (64 KiB-4 MiB) sizes as separate launches,
@@ -202,6 +204,11 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
     return totals, seconds
 
 
+def _memory(partition: dict) -> int | None:
+    gib = (partition.get('extras') or {}).get('memory_per_node_gib')
+    return int(float(gib) * 2**30) if gib else None
+
+
 def predicted(system: str, spreads: tuple[float, ...], shrink: dict | None) -> None:
     """The verdict set's jobs on ``system`` (its --dry-run, as ``scale_costs.py audit``):
     node-minutes at OSU's defaults and at the counts a history of each spread would choose
@@ -217,38 +224,54 @@ def predicted(system: str, spreads: tuple[float, ...], shrink: dict | None) -> N
     out = run_reframe(tmp, '--system', system, '--dry-run', registry=two_family_registry(tmp))
     if out.returncode:
         sys.exit(out.stdout[-3000:] + out.stderr[-3000:])
-    jobs = [a for path, text in job_scripts(tmp).items()
-            if (a := scale_audit.audit_script(path, text))]
     config = runpy.run_path(str(REPO / 'reframe' / 'config' / 'systems'
                                 / f'{system.replace("-", "_")}.py'))['system']
     parts = {p['name']: p for p in config['partitions']}
-    sizes = [1, 8, 1024, 65536, 1048576, 4194304]
+    jobs = [a for path, text in job_scripts(tmp).items()
+            if (a := scale_audit.audit_script(path, text, node_memory=_memory(
+                parts[path.split('/')[1]])))]
     default = sum(a.predicted_s * a.nodes for a in jobs) / 60
     print(f'\n{system} (predicted, {len(jobs)} jobs of the verdict set): OSU\'s defaults '
           f'{default:.0f} node-minutes')
     for spread in spreads:
-        total = 0.0
+        one = split = 0.0
         for a in jobs:
-            part = parts[a.path.split('/')[1]]
-            proc, model = part['processor'], costmodel.model_for(part.get('extras'))
-            per_node = max(1, a.ranks // max(1, a.nodes))
-            shape = costmodel.Shape(a.ranks, a.nodes, per_node, proc['num_cpus'],
-                                    costmodel.link_of(a.nodes, per_node,
-                                                      proc['num_cpus_per_socket'],
-                                                      proc['num_sockets']))
-            sweep = osu_limits.sizes_between(1, catalogue.get(a.benchmark).max_size or 1)
+            ratios = (1.0, 1.0)
+            if a.benchmark in catalogue.catalogue():  # not the collectives' correctness run
+                ratios = _ratios(a, parts[a.path.split('/')[1]], spread, shrink)
+            one += a.predicted_s * ratios[0] * a.nodes / 60
+            split += a.predicted_s * ratios[1] * a.nodes / 60
+        print(f'  every size spreading {spread:.1%}: {one:.0f} node-minutes, '
+              f'{one / default:.2f} of OSU\'s defaults (two launches per test, small and '
+              f'large sizes: {split / default:.2f})')
 
-            def cost(x, i, a=a, shape=shape, sweep=sweep, model=model):
-                return costmodel.predict(a.benchmark, sweep, shape, model, warmup=x,
-                                         iterations=i).seconds
-            reported = [z for z in sizes if z <= (catalogue.get(a.benchmark).max_size or 0)]
-            choice = iterations.choose_for_spread(a.benchmark, a.path, reported, spread, cost,
-                                                  shrink)
-            ratio = cost(choice.warmup, choice.iterations) / cost(None, None) \
-                if reported else 1.0
-            total += a.predicted_s * ratio * a.nodes / 60
-        print(f'  every size spreading {spread:.1%}: {total:.0f} node-minutes, '
-              f'{total / default:.2f} of OSU\'s defaults')
+
+def _ratios(job, part: dict, spread: float, shrink: dict | None) -> tuple[float, float]:
+    """Predicted cost at the counts chosen for ``spread`` over OSU's defaults: one launch,
+    and two launches (sizes up to 8 KiB, then the larger ones) with counts of their own."""
+    proc, model = part['processor'], costmodel.model_for(part.get('extras'))
+    per_node = max(1, job.ranks // max(1, job.nodes))
+    shape = costmodel.Shape(job.ranks, job.nodes, per_node, proc['num_cpus'],
+                            costmodel.link_of(job.nodes, per_node, proc['num_cpus_per_socket'],
+                                              proc['num_sockets']))
+    sweep = osu_limits.sizes_between(1, catalogue.get(job.benchmark).max_size or 1)
+    reported = [z for z in (1, 8, 1024, 65536, 1048576, 4194304) if z <= sweep[-1]]
+    costs = []
+    for band in (None, False, True):
+        part_sweep = [z for z in sweep if band is None or osu_limits.is_large(z) == band]
+        sizes = [z for z in reported if band is None or osu_limits.is_large(z) == band]
+        if not part_sweep or not sizes:
+            costs.append(0.0)
+            continue
+
+        def cost(x, i, sweep=part_sweep):
+            return costmodel.predict(job.benchmark, sweep, shape, model, warmup=x,
+                                     iterations=i).seconds
+        choice = iterations.choose_for_spread(job.benchmark, job.path, sizes, spread, cost,
+                                              shrink)
+        costs.append(cost(choice.warmup, choice.iterations))
+    whole = costmodel.predict(job.benchmark, sweep, shape, model).seconds
+    return costs[0] / whole, (costs[1] + costs[2]) / whole
 
 
 def main() -> int:
@@ -268,6 +291,9 @@ def main() -> int:
         return 0
     if a.args[:1] == ['fit']:
         fit(Path(a.args[1]))
+        return 0
+    if a.args[:1] == ['predict']:
+        predicted(a.args[1], (0.005, 0.01, 0.02, 0.05), None)
         return 0
     step = a.step or iterations.goal().step
     only, history = ('osu_latency', 20) if a.smoke else (None, a.history)

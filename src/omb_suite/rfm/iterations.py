@@ -22,14 +22,24 @@ from reframe.core.builtins import run_after, variable
 from omb_suite import catalogue, costfit, costmodel, iterations
 from omb_suite.rfm.cost import partition_model
 
-_ROWS: dict[Path, list[dict[str, str]]] = {}
+_ROWS: dict[Path, dict[tuple[str, str], list[dict[str, str]]]] = {}
 
 
-def perflog_rows(path: Path) -> list[dict[str, str]]:
-    """The records of one perflog, read once per process (tests share a perflog)."""
+def perflog_rows(path: Path, name: str, environ: str) -> list[dict[str, str]]:
+    """The passing records of one test and environment in a perflog and in its rotated
+    older formats (``.log.h0``...: ReFrame rotates a perflog when its columns change; their
+    records without ``iterations`` ran with OSU's defaults unless set by hand), oldest file
+    first; read and indexed once per process (tests share a perflog, and a listing sets up
+    every case)."""
     if path not in _ROWS:
-        _ROWS[path] = costfit.read_perflog(path)[0] if path.is_file() else []
-    return _ROWS[path]
+        index: dict[tuple[str, str], list[dict[str, str]]] = {}
+        for part in [*sorted(path.parent.glob(f'{path.name}.h*')), path]:
+            for row in costfit.read_perflog(part)[0] if part.is_file() else []:
+                if row.get('result') == 'pass':
+                    key = (row.get('name', ''), row.get('environ', ''))
+                    index.setdefault(key, []).append(row)
+        _ROWS[path] = index
+    return _ROWS[path].get((name, environ), [])
 
 
 def _count(value: str) -> int | None:
@@ -49,9 +59,8 @@ class FromHistory(rfm.RegressionTestPlugin):
     def size_history(self) -> list[iterations.SizeHistory]:
         """Each reported size's earlier passing values and the ``-i`` they ran with."""
         metric = catalogue.get(self.benchmark).metrics[:1]
-        rows = [r for r in perflog_rows(self.perflog_location() / f'{type(self).__name__}.log')
-                if r.get('name') == self.name and r.get('result') == 'pass'
-                and r.get('environ') == self.current_environ.name]
+        rows = perflog_rows(self.perflog_location() / f'{type(self).__name__}.log', self.name,
+                            self.current_environ.name)
         out = []
         for size in self.reported_sizes() if metric else []:
             mine = [r for r in rows if r.get('perf_var') == f'{metric[0]}_{size}']
