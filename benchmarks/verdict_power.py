@@ -11,7 +11,9 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
         counts (the real sequence, two states and drift included; the scaling is the model
         measured by `measure`). False alarms and detections of a --step step, per count,
         and the predicted seconds (cost model fitted from the same perflog) of each test at
-        both counts: the node-minutes ratio. --smoke: osu_latency only, 30 runs.
+        both counts: the node-minutes ratio; --wall N: each test's whole sweep also run for
+        real (bare mpirun, OSU from --osu) N times at both counts, interleaved.
+        --smoke: osu_latency only, 20 runs of history, no prediction for another system.
     python benchmarks/verdict_power.py predict SYSTEM
         Only the prediction for SYSTEM (the default run ends with it for --predict).
     python benchmarks/verdict_power.py measure OUT.json [--reps 12] [--osu VIEW]
@@ -21,7 +23,7 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
     python benchmarks/verdict_power.py fit OUT.json
         How the spread (the gate's estimator) shrinks with iterations, per OSU loop and band:
         the slope of log spread on log iterations (sizes as fixed effects) and its upper
-        95 % bound, clamped to [0, 0.5]: what data/iterations.yaml ``shrink`` records.
+        95 % bound, clamped to [0, 0.5]: what a partition declares as ``iteration_shrink``.
 
 Numbers measured on the shared 2-core development machine are noisy: say so.
 """
@@ -178,6 +180,7 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
             for r in costfit.read_perflog(path)[0]]
     totals = {'default': [0, 0, 0], 'chosen': [0, 0, 0]}
     seconds = {'default': 0.0, 'chosen': 0.0, 'split': 0.0}
+    chosen: dict[str, iterations.Choice] = {}
     for test, sizes in _tests(perflog_dir, only).items():
         keys = dict(test)
         bench = keys['benchmark']
@@ -187,6 +190,7 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
         choice = iterations.choose(bench, f'{bench} {keys.get("placement")}', hist, cost,
                                    shrink)
         print(choice.reason)
+        chosen[bench] = choice
         seconds['default'] += cost(None, None)
         seconds['chosen'] += cost(choice.warmup, choice.iterations)
         seconds['split'] += _split(keys, sizes, history, shrink,
@@ -201,7 +205,32 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
             for count, r in (('default', run), ('chosen', scaled)):
                 got = _verdicts(r, first, step, s)
                 totals[count] = [a + b for a, b in zip(totals[count], got, strict=True)]
-    return totals, seconds
+    return totals, seconds, chosen
+
+
+def wall(chosen: dict[str, iterations.Choice], reps: int, view: Path) -> None:
+    """Real wall time of each test's whole sweep, bare mpirun on this host, at OSU's
+    defaults and at the chosen counts, interleaved ``reps`` times (medians)."""
+    runs: dict[tuple[str, str], list[float]] = {}
+    for _ in range(reps):
+        for bench, choice in chosen.items():
+            exe = view / 'libexec' / 'osu-micro-benchmarks' / 'mpi' / \
+                catalogue.get(bench).group / bench
+            counts = [] if choice.iterations is None else \
+                ['-x', str(choice.warmup), '-i', str(choice.iterations)]
+            for label, opts in (('default', []), ('chosen', counts)):
+                t0 = time.monotonic()
+                subprocess.run(['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2',
+                                str(exe), *opts], capture_output=True, check=True, timeout=600)
+                runs.setdefault((bench, label), []).append(time.monotonic() - t0)
+    total = {label: sum(float(np.median(runs[(b, label)])) for b in chosen)
+             for label in ('default', 'chosen')}
+    for bench in chosen:
+        print(f'  {bench}: {np.median(runs[(bench, "default")]):.2f} s at OSU\'s defaults, '
+              f'{np.median(runs[(bench, "chosen")]):.2f} s chosen (medians of {reps}, bare '
+              'mpirun)')
+    print(f'  measured wall ratio chosen / OSU\'s defaults: '
+          f'{total["chosen"] / total["default"]:.2f}')
 
 
 def _memory(partition: dict) -> int | None:
@@ -284,6 +313,8 @@ def main() -> int:
                    help='runs of `measure` whose exponents stand for this machine')
     p.add_argument('--predict', default='example-epyc', help='system predicted ("": none)')
     p.add_argument('--reps', type=int, default=12)
+    p.add_argument('--wall', type=int, default=0, metavar='N',
+                   help='also time the chosen and default counts for real, N times each')
     p.add_argument('--osu', type=Path, default=VIEW)
     a = p.parse_args()
     if a.args[:1] == ['measure']:
@@ -302,7 +333,7 @@ def main() -> int:
     for directory in [Path(d) for d in a.args] or [TREND]:
         for source, shrink in sources.items():
             print(f'\n== {directory.name}, exponents {source}')
-            totals, seconds = replay(directory, history, step, only, shrink)
+            totals, seconds, chosen = replay(directory, history, step, only, shrink)
             print(f'gate replayed on {totals["default"][0]} series-windows, a {step:.0%} '
                   f'step in the latest {iterations.goal().latest} runs')
             for count in ('default', 'chosen'):
@@ -313,6 +344,8 @@ def main() -> int:
                   f'{seconds["chosen"] / seconds["default"]:.2f} (target <= 0.33); split into '
                   f'two launches per test (not what the checks do): '
                   f'{seconds["split"] / seconds["default"]:.2f}')
+            if a.wall:
+                wall(chosen, a.wall, a.osu)
     if a.predict and not a.smoke:
         predicted(a.predict, (0.005, 0.01, 0.02, 0.05), None)
     return 0
