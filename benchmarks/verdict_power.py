@@ -141,12 +141,13 @@ def _verdicts(run: gate.Run, first: int, step: float, s: Settings) -> tuple[int,
 
 def _cost(test: dict, rows: list[dict[str, str]], band: str | None = None):
     """Predicted seconds of a test's sweep (``band``: its small or large sizes only, one
-    launch) at given counts: the cost model fitted from the perflog's own records (one node,
-    this machine's two cores)."""
+    launch) at given counts: the cost model fitted from the perflog's own records (nodes of
+    this machine's two cores, as the mini-cluster's are)."""
     bench = test['benchmark']
     model = costfit.fit(rows, costmodel.model_for({}), cores_per_node=2, cores_per_socket=2,
                         sockets=1)
-    shape = costmodel.Shape(test['num_tasks'], test['num_nodes'], test['num_tasks'], 2,
+    nodes = test['num_nodes'] or 1
+    shape = costmodel.Shape(test['num_tasks'], nodes, max(1, test['num_tasks'] // nodes), 2,
                             test.get('placement') or 'intra_socket')
     sweep = [z for z in osu_limits.sizes_between(1, catalogue.get(bench).max_size)
              if band is None or osu_limits.is_large(z) == (band == 'large')]
