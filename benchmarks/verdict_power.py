@@ -176,7 +176,8 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
     """Gate outcomes (positions, false alarms, detections) and predicted seconds at OSU's
     defaults and at the chosen counts, summed over the directory's tests."""
     g = iterations.goal()
-    s = replace(Settings(), alpha=g.alpha, z_min=g.z_min, baseline_runs=g.baseline)
+    s = replace(Settings(), alpha=g.alpha, z_min=g.z_min, threshold=g.threshold,
+                baseline_runs=g.baseline)
     rows = [r for path in sorted(perflog_dir.rglob('*.log'))
             for r in costfit.read_perflog(path)[0]]
     totals = {'default': [0, 0, 0], 'chosen': [0, 0, 0]}

@@ -46,6 +46,7 @@ class Goal:
     power_loss: float
     alpha: float
     z_min: float
+    threshold: float
     latest: int
     baseline: int
     min_history: int
@@ -119,19 +120,31 @@ def _test_of(g: Goal) -> tuple[float, float]:
 
 
 def power(rel_spread: float, g: Goal) -> float:
-    """Probability that the gate names a ``g.step`` step at this relative spread."""
+    """Probability that the gate names a ``g.step`` step at this relative spread: its test
+    is significant, and the change of medians reaches its ``threshold`` (taken as
+    independent; the medians' difference spreads by sqrt(pi/2) s sqrt(1/latest + 1/baseline)
+    for normal noise). A step equal to the threshold reaches it half the time at any spread."""
     if rel_spread <= 0:
-        return 1.0
+        return 1.0 if g.step >= g.threshold else 0.0
     scale, z = _test_of(g)
-    return NormalDist().cdf(scale * g.step / rel_spread - z)
+    medians = math.sqrt(math.pi / 2 * (1 / g.latest + 1 / g.baseline)) * rel_spread
+    return NormalDist().cdf(scale * g.step / rel_spread - z) * \
+        NormalDist().cdf((g.step - g.threshold) / medians)
 
 
 def spread_needed(p: float, g: Goal) -> float:
-    """The largest relative spread at which the gate's power is ``p`` (infinite: the gate
-    names a step that often at any spread, as noise alone goes past its bound)."""
-    scale, z = _test_of(g)
-    margin = z + NormalDist().inv_cdf(min(max(p, 1e-9), 1 - 1e-9))
-    return scale * g.step / margin if margin > 0 else math.inf
+    """The largest relative spread at which the gate's power is at least ``p`` (bisection
+    on log spread: power falls as the spread grows); 0 if no spread reaches ``p``, infinite
+    if every spread does (noise alone carries the test past its bound that often)."""
+    lo, hi = 1e-6, 10.0
+    if power(hi, g) >= p:
+        return math.inf
+    if power(lo, g) < p:
+        return 0.0
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if power(mid, g) >= p else (lo, mid)
+    return lo
 
 
 @dataclass(frozen=True)
@@ -161,9 +174,12 @@ def _need(benchmark: str, size: int, s_default: float, g: Goal, beta: float
     p_default = power(s_default, g)
     wanted = min(g.power, p_default - g.power_loss)
     floor = g.lowest_fraction * default
-    if wanted <= 0 or s_default == 0 or beta == 0:
+    needed = spread_needed(wanted, g)
+    if wanted <= 0 or s_default == 0 or beta == 0 or needed == math.inf:
         return floor, p_default
-    return max(floor, default * (s_default / spread_needed(wanted, g)) ** (1 / beta)), p_default
+    if needed == 0:  # out of reach at any count: OSU's
+        return default, p_default
+    return max(floor, default * (s_default / needed) ** (1 / beta)), p_default
 
 
 def _round_up(n: float) -> int:
