@@ -13,7 +13,8 @@ or, where even OSU's defaults cannot, loses at most ``power_loss`` of the defaul
   its provenance there); 0.5 would be independent iterations, less is what runs share.
 - Power of the gate for a step at spread ``s``: its U test with ``latest`` and ``baseline``
   runs (efficiency 3/pi against a t test), or with too few runs for the U test to reach
-  ``alpha``, its range+z rule (``z_min``).
+  ``alpha``, its range+z rule (``z_min``), times the chance that the medians move past its
+  ``threshold`` (one half for a step equal to it, whatever ``s``).
 - OSU applies one ``-i``/``-x`` to every size (``set_num_iterations``): the count is chosen
   for the sweep, then kept only if the cost model says it is cheaper than OSU's defaults.
 - No counts below the measured range (``lowest_fraction`` of OSU's default at every size).
