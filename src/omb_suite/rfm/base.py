@@ -30,6 +30,7 @@ from omb_suite.placements import Placing
 from omb_suite.rfm import mv2
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.hangs import KnownHangs
+from omb_suite.rfm.iterations import FromHistory
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 from omb_suite.topology import Topology, of_partition
@@ -40,11 +41,12 @@ def references_dir() -> Path:
     return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
 
 
-class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
+class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
     placement, references; the sweep OSU will run at the job's rank count, the predicted
     wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's
-    known hangs: :class:`~omb_suite.rfm.hangs.KnownHangs`). Runs in
+    known hangs: :class:`~omb_suite.rfm.hangs.KnownHangs`; ``-x``/``-i`` from the test's
+    history when not set: :class:`~omb_suite.rfm.iterations.FromHistory`). Runs in
     environments with an MPI and OSU (``+mpi +osu``)."""
 
     valid_systems = ['*']
@@ -71,13 +73,15 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
     message_sizes = variable(typ.List[int], value=[1, 8, 1024, 65536, 1048576, 4194304],
                              loggable=False)
 
-    #: Warm-up iterations (``-x``); ``None`` keeps OSU's default (thorough).
+    #: Warm-up iterations (``-x``); ``None``: chosen from the test's history, else OSU's
+    #: default (perflog column ``warmup``: what ran, ``null`` = OSU's default).
     #: :type: :class:`int` or ``None`` :default: ``None``
-    warmup = variable(int, type(None), value=None, loggable=False)
+    warmup = variable(int, type(None), value=None)
 
-    #: Timed iterations (``-i``); ``None`` keeps OSU's default (thorough).
+    #: Timed iterations (``-i``); ``None``: chosen from the test's history, else OSU's
+    #: default (perflog column ``iterations``).
     #: :type: :class:`int` or ``None`` :default: ``None``
-    iterations = variable(int, type(None), value=None, loggable=False)
+    iterations = variable(int, type(None), value=None)
 
     #: Extra options appended to the benchmark command line.
     #: :type: :class:`List[str]` :default: ``[]``
