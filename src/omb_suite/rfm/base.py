@@ -27,17 +27,12 @@ from reframe.core.exceptions import SanityError
 from omb_suite import binaries, catalogue, curvelog, parsing, probe
 from omb_suite.failures import failure_cause
 from omb_suite.placements import Placing
-from omb_suite.rfm import mv2
+from omb_suite.rfm import mv2, references
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.hangs import KnownHangs
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 from omb_suite.topology import Topology, of_partition
-
-
-def references_dir() -> Path:
-    """``$RFM_REFERENCE_PREFIX``, else the repository's ``reframe/references``."""
-    return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
 
 
 class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
@@ -151,11 +146,14 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
 
     @run_after('setup')
     def use_external_references(self):
-        """References live in ``reframe/references/<system>.yaml`` (absent = none); an
-        absolute ``$ref`` keeps ReFrame from resolving it against the check's directory."""
-        path = references_dir() / f'{self.current_system.name}.yaml'
-        if path.is_file():
-            self.reference = {'$ref': str(path.resolve())}
+        """References live in ``reframe/references/<system>.yaml`` beside the checks run
+        (absent = none); an absolute ``$ref`` keeps ReFrame from resolving it against the
+        check's directory."""
+        where = references.references_dir(self.prefix, repo_root() / 'reframe' / 'references')
+        path = where / f'{self.current_system.name}.yaml'
+        reference = references.reference_of(self, path)
+        if reference is not None:
+            self.reference = reference
 
     # -- command line -----------------------------------------------------------------
 
