@@ -59,13 +59,15 @@ def _version_tools() -> dict[tuple[str, ...], list[str]]:
 
 
 def probe_script(load_commands: Sequence[str], env_vars: Mapping[str, str]) -> str:
-    """The shell script that sets the environment up as a job script would, then reports."""
+    """The shell script that sets the environment up as a job script would (its prepare
+    commands and ``module load`` lines, then its variables), then reports."""
     tools = sorted({argv[0] for argv in _version_tools()} | {*LAUNCHERS, OSU_MARK})
     lines = ['set +e',
              'type module >/dev/null 2>&1 || for f in '
              + ' '.join(_MODULE_INIT) + '; do [ -r "$f" ] && . "$f" && break; done',
              *load_commands,
-             *(f'export {k}={shlex.quote(str(v))}' for k, v in env_vars.items()),
+             # as ReFrame writes them into job scripts: unquoted, so '$PATH' expands
+             *(f'export {k}={v}' for k, v in env_vars.items()),
              'echo "@@PATH=$PATH"', 'echo "@@OSU_ROOT=${OSU_ROOT:-}"',
              *(f'echo "@@WHICH {t}=$(command -v {t})"' for t in tools)]
     for argv, users in sorted(_version_tools().items()):

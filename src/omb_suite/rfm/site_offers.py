@@ -25,6 +25,7 @@ from omb_suite.placements import (
     offered_placements,
     overrides_of,
 )
+from omb_suite.rfm import environ_facts
 from omb_suite.topology import Topology
 
 #: Partitions already warned about a deprecated setting (once per session each).
@@ -32,14 +33,16 @@ _WARNED: set[str] = set()
 
 
 def topologies() -> list[Topology]:
+    environ_facts.say_what_is_missing()
     return [topology.of_partition(part) for part in runtime().system.partitions]
 
 
 def libraries() -> frozenset[Library]:
-    """The MPI libraries (family, version) of the environments the partitions use."""
-    return frozenset((str(env.extras.get('mpi_family')), env.extras.get('mpi_version'))
-                     for part in runtime().system.partitions for env in part.environs
-                     if env.extras.get('mpi_family'))
+    """The MPI libraries (family, version) of the MPI environments the partitions use: from
+    their ``extras``, else found in the environment (:mod:`omb_suite.rfm.environ_facts`)."""
+    found = {environ_facts.mpi_library(env) for part in runtime().system.partitions
+             for env in part.environs if 'mpi' in env.features}
+    return frozenset((family, version) for family, version in found if family)
 
 
 def all_scales() -> list[int]:
@@ -86,7 +89,9 @@ def placed_launch(test: rfm.RegressionTest, where: Placing) -> list[str]:
     """The launcher options that place ``test``'s ranks as ``where`` says on its partition
     with its MPI (see :func:`omb_suite.placements.launch_options`)."""
     part = test.current_partition
-    return launch_options(where, part.launcher_type.registered_name,
-                          test.current_environ.extras.get('mpi_family'), nodes=test.num_nodes,
+    family = getattr(test, 'mpi_family', None) or \
+        environ_facts.mpi_library(test.current_environ)[0]
+    return launch_options(where, part.launcher_type.registered_name, family,
+                          nodes=test.num_nodes,
                           srun_mpi=part.extras.get('srun_mpi'),
                           overrides=launcher_overrides(part))

@@ -79,9 +79,14 @@ def has_osu(entry: dict[str, Any]) -> bool:
     return bool(entry.get('osu_root')) or shutil.which('osu_latency', path=search) is not None
 
 
+#: Feature of every environment omb-setup registers: its ``extras`` hold its facts (a site's
+#: own environments lack it, and the suite finds theirs: omb_suite.rfm.environ_facts).
+REGISTERED_FEATURE = 'omb_setup'
+
+
 def features(entry: dict[str, Any]) -> list[str]:
     family = entry['mpi_family']
-    feats = ['mpi', family]
+    feats = ['mpi', family, REGISTERED_FEATURE]
     if family.startswith('mvapich'):
         feats.append('mvapich')
     if has_osu(entry):
