@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -44,8 +45,8 @@ class EnvironFacts:
     problems: tuple[str, ...] = field(default_factory=tuple)
 
     def looked_in(self) -> str:
-        dirs = [d for d in self.path.split(os.pathsep) if d]
-        return ', '.join(dirs[:8]) + (f' and {len(dirs) - 8} more' if len(dirs) > 8 else '')
+        """The job's PATH, each directory once, in order."""
+        return ', '.join(dict.fromkeys(d for d in self.path.split(os.pathsep) if d))
 
 
 def _version_tools() -> dict[tuple[str, ...], list[str]]:
@@ -142,8 +143,9 @@ def _recognise(blocks: Mapping[str, list[str]]) -> tuple[str | None, str | None,
 
 
 def _tool_version(family: str, text: str) -> str | None:
-    tool = families.get(family)['recognise']['version_tool'][0]
-    if families.from_tool_output(tool, text) != family:
+    """The version in a version tool's output, if the output is the family's own (MPICH's and
+    MVAPICH's tools share a name)."""
+    if not re.search(families.get(family)['recognise']['tool_output'], text, re.M):
         return None
     return families.version_from(family, text)
 

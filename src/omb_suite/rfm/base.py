@@ -146,9 +146,12 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
             needs = f', and OSU builds it only against an MPI with {info.needs}' \
                 if info.needs else ''
             where = environ_facts.where_looked(self.current_environ)
-            self.skip(f'{str(err).splitlines()[0]}{where} (exists since OSU {info.since}{needs}); '
-                      'get OSU with `omb-setup` or `export OSU_ROOT=<prefix>`: see '
-                      'docs/getting-started.md')
+            how = ("put OSU on that PATH (the environment's modules or env_vars) or set its "
+                   'extras osu_root: see docs/site-config.md' if where else
+                   'get OSU with `omb-setup` or `export OSU_ROOT=<prefix>`: see '
+                   'docs/getting-started.md')
+            self.skip(f'{str(err).splitlines()[0].rstrip(".")}{where} (exists since OSU '
+                      f'{info.since}{needs}); {how}')
 
     @run_after('setup')
     def use_external_references(self):

@@ -78,8 +78,8 @@ def where_looked(environ) -> str:
     found = facts(environ)
     if found is None:
         return ''
-    return (f" in environment {environ.name} as its job sees it (its modules and env_vars; "
-            f'PATH: {found.looked_in() or "empty"})')
+    return (f' in environment {environ.name} as its job sees it (PATH: '
+            f'{found.looked_in() or "empty"})')
 
 
 def unknown_family(environ, launcher: str) -> str | None:
