@@ -97,16 +97,19 @@ def test_modes_are_a_layer_that_keeps_the_site_system(tmp_path, order):
                     reason='needs OSU_ROOT and OSU_ROOT_MPICH (OSU built for Debian Open MPI '
                            'and MPICH); skipped: OSU end-to-end runs')
 def test_the_verdict_set_runs_for_real_with_the_site_configuration(tmp_path):
+    # --mode quick (through the modes layer): few sizes and iterations, every check
     osu = (osu_root('OSU_ROOT'), osu_root('OSU_ROOT_MPICH'))
     out = run_site(tmp_path, '--system', 'sitebox:login', '-r', '--exec-policy', 'serial',
-                   osu=osu)
+                   '--mode', 'quick', osu=osu, configs=(SITE, MODES))
     text = out.stdout + out.stderr
     passed, failed, _ = ran(text)
     assert (failed, out.returncode) == (0, 0), text[-6000:]
     assert passed >= 12
     # results where the site's configuration says, in its own format; none in the checkout
     perflogs = tmp_path / 'site-results' / 'perflogs' / 'sitebox' / 'login'
-    assert 'gnu-mpich|latency_8|' in (perflogs / 'OsuPt2Pt.log').read_text()
+    latency = [line.split('|') for line in (perflogs / 'OsuPt2Pt.log').read_text().splitlines()
+               if 'osu_latency' in line and '|gnu-mpich|' in line]
+    assert latency and float(latency[-1][3]) > 0 and latency[-1][4] == 'us'
     assert list((tmp_path / 'site-results' / 'reports').glob('run-report-*.json'))
     assert not (REPO / 'perflogs' / 'sitebox').exists()
     shutil.rmtree(tmp_path / 'rfm', ignore_errors=True)

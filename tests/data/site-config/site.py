@@ -54,7 +54,8 @@ site_configuration = {
                 {'type': 'filelog', 'basedir': f'{RESULTS}/perflogs',
                  'prefix': '%(check_system)s/%(check_partition)s', 'level': 'info',
                  'format': '%(check_job_completion_time)s|%(check_name)s|%(check_environ)s|'
-                           '%(check_perf_var)s|%(check_perf_value)s|%(check_perf_unit)s',
+                           '%(check_perfvalues)s',
+                 'format_perfvars': '%(check_perf_value)s|%(check_perf_unit)s|',
                  'append': True},
             ],
         },
