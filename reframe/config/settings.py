@@ -30,11 +30,19 @@ from omb_suite.setup import environs
 launchers.register()
 
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = REPO / 'reframe' / 'checks'
 RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs'))
 
 
 ENVIRONMENTS = environs.reframe_environments()
+
+
+def _sibling(name: str):
+    """A module of this directory (ReFrame loads this file by path, not as a package)."""
+    spec = importlib.util.spec_from_file_location(f'omb_config_{name}',
+                                                  Path(__file__).parent / f'{name}.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _system_files() -> list[Path]:
@@ -98,34 +106,7 @@ RUNTIME_COLUMNS = {'version'}
 site_configuration = {
     'systems': SYSTEMS,
     'environments': ENVIRONMENTS,
-    'modes': [
-        {
-            # everything beyond the verdict set: every algorithm, scale, mapping, one-sided
-            # window/sync pair, multi-pair and start-up sweep, persistent and neighbourhood
-            # collectives (add `-c reframe/checks/explore` to combine with another mode)
-            'name': 'explore',
-            'options': ['-c', str(CHECKS / 'explore')],
-        },
-        {
-            'name': 'quick',
-            'options': ['-S', 'message_sizes=1,8,1024,65536', '-S', 'max_size=65536',
-                        '-S', 'iterations=200', '-S', 'warmup=20'],
-        },
-        {
-            'name': 'nightly',
-            'options': ['-S', 'iterations=2000', '-S', 'warmup=200'],
-        },
-        {
-            'name': 'procurement',
-            'options': ['-c', str(CHECKS / 'procurement'), '--tag', 'procurement'],
-        },
-        {
-            'name': 'upgrade',
-            # at least OSU's full counts, never fewer from history (docs/benchmarks.md)
-            'options': ['-S', 'require_reference=1', '-S', 'iterations=10000',
-                        '-S', 'warmup=1000', '-S', 'iterations_from_history=0'],
-        },
-    ],
+    'modes': _sibling('modes').MODES,
     'logging': [
         {
             'perflog_multiline': True,

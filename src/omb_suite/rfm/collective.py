@@ -31,7 +31,7 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
 from omb_suite import catalogue, evidence, families, mpilib, parsing, placements, probe, topology
-from omb_suite.rfm import mv2, site_offers
+from omb_suite.rfm import environ_facts, mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
 
 
@@ -99,7 +99,11 @@ class OsuCollectiveBase(CollectiveJob):
     @run_after('init')
     def unpack_case(self):
         self.benchmark, self.algorithm = self.case
-        self.valid_prog_environs = alg.environ_features(self.benchmark, self.algorithm)
+        # omb-setup's environments by their features; a site's by what its job finds
+        self.valid_prog_environs = [
+            *(f'{f} +{environ_facts.REGISTERED}'
+              for f in alg.environ_features(self.benchmark, self.algorithm)),
+            f'+mpi -{environ_facts.REGISTERED}']
         self.descr = (f'{self.benchmark} with the {self.algorithm} algorithm on '
                       f'{self.scale} ranks mapped by {self.mapping}')
         self.tags = self.tags | {'collective', self.benchmark}
