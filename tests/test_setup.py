@@ -162,7 +162,7 @@ def test_mpi_under_a_prefix_is_registered_with_its_osu(checkout, debian, tmp_pat
     assert (entry['mpi_family'], entry['mpi_version'], entry['source']) == (
         'mvapich2', '2.3.7', 'prefix')
     assert entry['path'] == [str(mv2 / 'bin')] and entry['osu_root'] == str(osu)
-    assert environs.features(entry) == ['mpi', 'mvapich', 'mvapich2', 'osu']
+    assert environs.features(entry) == ['mpi', 'mvapich', 'mvapich2', 'omb_setup', 'osu']
     assert entries['system-openmpi']['osu_root'] is None
     assert 'mvapich2 2.3.7, OSU 7.4' in ' '.join(capsys.readouterr().out.split())
 
