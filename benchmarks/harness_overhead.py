@@ -63,11 +63,12 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = 
 
 
 def reframe(work: Path, *args: str, env: dict[str, str] | None = None,
-            launcher: list[str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+            launcher: list[str] | None = None,
+            check: bool = True) -> tuple[float, subprocess.CompletedProcess]:
     cmd = [*(launcher or []), REFRAME, '--nocolor', '-C', SETTINGS, '-c', CHECKS, '--prefix',
            str(work / 'rfm'), *args]
     return timed(cmd, env=dict(env or os.environ, OMB_RESULTS_DIR=str(work / 'results')),
-                 cwd=work)
+                 cwd=work, check=check)
 
 
 #: The rank wrapper and its options (job_sources/omb_rank.sh), and the time limit around the
@@ -279,14 +280,18 @@ def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str]
     with tempfile.TemporaryDirectory(dir=os.environ.get('OMB_CLUSTER_WORK')) as tmp:
         work = Path(tmp)
         # as scripts/quickstart.sh and cluster-ci.sh run it: one test at a time, serial policy
+        # a failed test (a latency reference missed on a loaded machine) is counted, not fatal
         wall, out = reframe(work, '--system', system, *mode, '--exec-policy', 'serial', '-r',
-                            env=env, launcher=launcher)
+                            env=env, launcher=launcher, check=False)
         summary = re.search(r'Ran (\d+)/(\d+) test case.*?\((\d+) failure', out.stdout)
-        commands = bare_commands(work / 'rfm' / 'output')
+        if summary is None:
+            raise SystemExit(f'the verdict set did not run:\n{out.stdout[-3000:]}'
+                             f'{out.stderr[-2000:]}')
+        # passed tests' job scripts are in output/, failed ones' in stage/
+        commands = bare_commands(work / 'rfm')
         bare = run_bare(commands) if launcher is None else float('nan')
     return {'suite_s': wall, 'bare_s': bare, 'ratio': wall / bare if bare == bare else 0.0,
-            'tests': float(summary.group(1)) if summary else -1,
-            'failures': float(summary.group(3)) if summary else -1,
+            'tests': float(summary.group(1)), 'failures': float(summary.group(3)),
             'launches': float(len(commands))}
 
 

@@ -18,8 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from omb_suite import yamldata
 from omb_suite.mpilib import version_in
 
 DEFAULT = 'default'
@@ -65,7 +64,7 @@ def load_table(family: str) -> dict[str, Any]:
     if family not in FAMILIES:
         raise AlgorithmError(f'unknown MPI family {family!r}; known: {", ".join(FAMILIES)}')
     path = resources.files('omb_suite') / 'data' / 'algorithms' / f'{family}.yaml'
-    data = yaml.safe_load(path.read_text())
+    data = yamldata.load(path.read_text())
     _validate(family, data)
     return data
 

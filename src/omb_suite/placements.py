@@ -18,8 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from omb_suite import yamldata
 from omb_suite.mpilib import HYDRA_FAMILIES
 from omb_suite.probe import RankPlace, wrong_placement
 from omb_suite.topology import Topology
@@ -201,7 +200,7 @@ _PAIR_RULES = {'hosts': ('same', 'different'), 'sockets': ('one', 'different')}
 @cache
 def _table() -> dict[str, Any]:
     text = resources.files('omb_suite').joinpath('data/placements.yaml').read_text()
-    return yaml.safe_load(text)
+    return yamldata.load(text)
 
 
 def _fields(kind: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:
