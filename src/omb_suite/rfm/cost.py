@@ -22,6 +22,7 @@ Attributes the test must offer by the end of ``setup``: ``benchmark``, the job s
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import re
 import sys
@@ -51,6 +52,23 @@ def results_dir() -> Path:
 _MODELS: dict[str, costmodel.PerfModel] = {}
 
 
+@functools.cache
+def perflog_rows(directory: Path) -> list[dict]:
+    """Every record of a partition's perflogs, read once per process (each environment
+    takes its own; a session writes none of an environment before its first test)."""
+    rows: list[dict] = []
+    for path in sorted(directory.glob('*.log')):
+        rows += costfit.read_perflog(path)[0]
+    return rows
+
+
+@functools.cache
+def report_cases(directory: Path) -> tuple[list[dict], list[str]]:
+    """The run reports' test cases and problems, read once per process (the reports of a
+    results directory can be tens of MiB: every environment read them again)."""
+    return costwall.read_reports(directory)
+
+
 def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     """The partition's declared model corrected by its own perflogs of the test's
     environment (each MPI library costs what it costs), once per partition and environment."""
@@ -58,10 +76,7 @@ def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     key = f'{part.fullname}+{env}'
     if key not in _MODELS:
         model = costmodel.model_for(part.extras)
-        rows = []
-        for path in sorted(test.perflog_location().glob('*.log')):
-            found, _ = costfit.read_perflog(path)
-            rows += [r for r in found if r.get('environ') == env]
+        rows = [r for r in perflog_rows(test.perflog_location()) if r.get('environ') == env]
         if rows:
             topo = test.topology
             model = costfit.fit(rows, model, cores_per_node=topo.cores_per_node,
@@ -84,7 +99,7 @@ def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
     part, env = test.current_partition, test.current_environ.name
     key = f'{part.fullname}+{env}'
     if key not in _WALLS:
-        cases, problems = costwall.read_reports(reports_dir())
+        cases, problems = report_cases(reports_dir())
         for problem in problems:
             test.logger.warning(problem)
         _WALLS[key] = costwall.wall_factors(cases, test.current_system.name, part.name, env)
