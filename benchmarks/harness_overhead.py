@@ -25,12 +25,15 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -164,19 +167,16 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def suite_round(env_name: str, as_is: bool = False
-                ) -> tuple[float, Path, tempfile.TemporaryDirectory]:
-    """One suite run of the three tests (and the correctness run they depend on): its wall
-    time, its output directory and the scratch directory holding it (the caller cleans up)."""
-    tmp = tempfile.TemporaryDirectory()
-    work = Path(tmp.name)
+def suite_round(env_name: str, work: Path, as_is: bool = False) -> float:
+    """One suite run of the three tests (and the correctness run they depend on) in
+    ``work``: its wall time."""
     env = dict(os.environ, OMB_REFRAME_AS_IS='1') if as_is else None
     wall, out = reframe(work, '--system', 'local', '-p', env_name, *THREE, *FLAGS, '-r',
                         env=env)
     ran = len(re.findall(r'^\[ +OK \] .*(OsuPt2Pt|OsuCollective) %', out.stdout, re.M))
     if ran != 3 or '(0 failure(s)' not in out.stdout:
         raise SystemExit(f'expected 3 tests to pass, got {ran}:\n{out.stdout[-3000:]}')
-    return wall, work / 'rfm' / 'output', tmp
+    return wall
 
 
 def where_the_time_goes(output: Path, env_name: str) -> dict[str, float]:
@@ -197,29 +197,40 @@ def where_the_time_goes(output: Path, env_name: str) -> dict[str, float]:
             'correctness_launch_s': run_bare(check)}
 
 
+def children_cpu_s() -> float:
+    """CPU seconds of every finished child process so far (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def section_three(repeat: int, env_name: str, reframe49: str | None) -> dict[str, float]:
-    """Rounds of: the suite, the same OSU launches bare, hpctestlib (when given), interleaved
-    so that a loaded machine weighs on each alike; medians, and one breakdown."""
+    """Rounds of: the suite, the same OSU launches bare, the suite without its ReFrame
+    workarounds, hpctestlib (when given), and the breakdown, interleaved so that a loaded
+    machine weighs on each alike. Medians of wall and CPU seconds (the CPU seconds of the
+    processes follow the load much less than the wall clock)."""
     root = next(e['osu_root'] for e in environs.load_registry() if e['name'] == env_name)
-    walls: dict[str, list[float]] = {'suite_s': [], 'bare_s': [], 'reframe_as_is_s': [],
-                                     'hpctestlib_s': []}
-    parts: dict[str, float] = {}
-    for i in range(repeat):
-        wall, output, tmp = suite_round(env_name)
-        with tmp:
-            walls['suite_s'].append(wall)
-            walls['bare_s'].append(run_bare(bare_commands(output)))
-            if i == 0:
-                parts = where_the_time_goes(output, env_name)
-        # the same run without the suite's ReFrame workaround (omb_suite.rfm.reframe_speed)
-        wall, _, tmp = suite_round(env_name, as_is=True)
-        with tmp:
-            walls['reframe_as_is_s'].append(wall)
+    rounds: dict[str, list[float]] = {}
+
+    def keep(name: str, measure: Callable[[], float]) -> None:
+        cpu = children_cpu_s()
+        rounds.setdefault(f'{name}_s', []).append(measure())
+        rounds.setdefault(f'{name}_cpu_s', []).append(children_cpu_s() - cpu)
+
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            keep('suite', partial(suite_round, env_name, Path(tmp)))
+            output = Path(tmp) / 'rfm' / 'output'
+            keep('bare', partial(run_bare, bare_commands(output)))
+            for part, value in where_the_time_goes(output, env_name).items():
+                rounds.setdefault(f'part_{part}', []).append(value)
+        # the same run without the suite's ReFrame workarounds (omb_suite.rfm.reframe_speed)
+        with tempfile.TemporaryDirectory() as tmp:
+            keep('reframe_as_is', partial(suite_round, env_name, Path(tmp), as_is=True))
         if reframe49:
-            walls['hpctestlib_s'].append(hpctestlib_round(reframe49, root))
-    result = {k: median(v) for k, v in walls.items() if v}
+            keep('hpctestlib', partial(hpctestlib_round, reframe49, root))
+    result = {k: median(v) for k, v in rounds.items()}
     result['ratio'] = result['suite_s'] / result['bare_s']
-    return {**result, **{f'part_{k}': v for k, v in parts.items()}}
+    return result
 
 
 def fake_site(tmp: Path) -> dict[str, str]:
@@ -266,11 +277,14 @@ def section_listing(repeat: int) -> dict[str, float]:
         work = Path(tmp)
         env4 = fake_site(work)
         for _ in range(repeat):
-            walls['local_s'].append(listed(work, 'local')[0])
-            wall, text = listed(work, 'fake4x4', env4)
-            walls['4x4_s'].append(wall)
-            walls['epyc_s'].append(listed(work, 'example-epyc', env4)[0])
-        cases = re.search(r'Found (\d+) check', text)
+            for name, system, env in (('local', 'local', None), ('4x4', 'fake4x4', env4),
+                                      ('epyc', 'example-epyc', env4)):
+                cpu = children_cpu_s()
+                wall, text = listed(work, system, env)
+                walls[f'{name}_s'].append(wall)
+                walls.setdefault(f'{name}_cpu_s', []).append(children_cpu_s() - cpu)
+                if name == '4x4':
+                    cases = re.search(r'Found (\d+) check', text)
     return {**{k: median(v) for k, v in walls.items()},
             '4x4_checks': float(cases.group(1)) if cases else -1}
 
@@ -281,6 +295,7 @@ def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str]
         work = Path(tmp)
         # as scripts/quickstart.sh and cluster-ci.sh run it: one test at a time, serial policy
         # a failed test (a latency reference missed on a loaded machine) is counted, not fatal
+        cpu = children_cpu_s()
         wall, out = reframe(work, '--system', system, *mode, '--exec-policy', 'serial', '-r',
                             env=env, launcher=launcher, check=False)
         summary = re.search(r'Ran (\d+)/(\d+) test case.*?\((\d+) failure', out.stdout)
@@ -289,8 +304,10 @@ def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str]
                              f'{out.stderr[-2000:]}')
         # passed tests' job scripts are in output/, failed ones' in stage/
         commands = bare_commands(work / 'rfm')
+        suite_cpu, cpu = children_cpu_s() - cpu, children_cpu_s()
         bare = run_bare(commands) if launcher is None else float('nan')
     return {'suite_s': wall, 'bare_s': bare, 'ratio': wall / bare if bare == bare else 0.0,
+            'suite_cpu_s': suite_cpu, 'bare_cpu_s': children_cpu_s() - cpu,
             'tests': float(summary.group(1)), 'failures': float(summary.group(3)),
             'launches': float(len(commands))}
 
@@ -328,18 +345,21 @@ def print_three(three: dict[str, float]) -> None:
     rest = (three['suite_s'] - three['part_listing_s'] - three['part_with_wrapper_s']
             - three['part_correctness_launch_s'])
     print(f"(a) 3 tests: suite {three['suite_s']:.2f} s, bare {bare_s:.2f} s: "
-          f"{three['ratio']:.2f}x (target <= {TARGETS['three']}x and below hpctestlib)")
+          f"{three['ratio']:.2f}x (target <= {TARGETS['three']}x and below hpctestlib); "
+          f"CPU s: suite {three['suite_cpu_s']:.2f}, bare {three['bare_cpu_s']:.2f}")
     print(f"    without the ReFrame deprecation workaround (OMB_REFRAME_AS_IS=1): "
           f"{three['reframe_as_is_s']:.2f} s: {three['reframe_as_is_s'] / bare_s:.2f}x")
     if 'hpctestlib_s' in three:
         hpc = three['hpctestlib_s']
         print(f"    hpctestlib osu_run (ReFrame 4.9.3), same programs and flags: {hpc:.2f} s: "
-              f"{hpc / bare_s:.2f}x bare; the suite is {three['suite_s'] / hpc:.2f}x of it")
+              f"{hpc / bare_s:.2f}x bare; the suite is {three['suite_s'] / hpc:.2f}x of it "
+              f"(CPU s: hpctestlib {three['hpctestlib_cpu_s']:.2f}, the suite "
+              f"{three['suite_cpu_s'] / three['hpctestlib_cpu_s']:.2f}x of it)")
     else:
         print('    hpctestlib osu_run: not measured (--hpctestlib-reframe or '
               'OMB_HPCTESTLIB_REFRAME: the reframe of a reframe-hpc 4.9.3 venv; 4.10 ships '
               'no hpctestlib)')
-    print(f"    where the suite's time goes (one round): reframe --version "
+    print(f"    where the suite's time goes (medians): reframe --version "
           f"{three['part_reframe_version_s']:.2f} s; -l of the selection (start-up, loading "
           f"the checks) {three['part_listing_s']:.2f} s; the rank wrapper "
           f"{three['part_with_wrapper_s'] - three['part_bare_s']:+.2f} s over "
@@ -378,13 +398,16 @@ def main() -> int:
           f"(target <= {TARGETS['list_local']} s); 4 partitions x 4 environments "
           f"{report['listing']['4x4_s']:.2f} s, {report['listing']['4x4_checks']:.0f} checks "
           f"(target <= {TARGETS['list_4x4']} s); example-epyc "
-          f"{report['listing']['epyc_s']:.2f} s (target <= {TARGETS['list_epyc']} s)")
+          f"{report['listing']['epyc_s']:.2f} s (target <= {TARGETS['list_epyc']} s); CPU s: "
+          f"{report['listing']['local_cpu_s']:.2f}, {report['listing']['4x4_cpu_s']:.2f}, "
+          f"{report['listing']['epyc_cpu_s']:.2f}")
 
     if not args.no_verdict:
         report['verdict_local'] = v = section_verdict(None, 'local', None, mode)
         print(f"(b) verdict set on local: {v['tests']:.0f} test cases, {v['failures']:.0f} "
               f"failures, {v['launches']:.0f} launches; suite {v['suite_s']:.1f} s, bare OSU "
-              f"{v['bare_s']:.1f} s: {v['ratio']:.2f}x (target <= {TARGETS['verdict']}x)")
+              f"{v['bare_s']:.1f} s: {v['ratio']:.2f}x (target <= {TARGETS['verdict']}x); CPU s: "
+              f"suite {v['suite_cpu_s']:.1f}, bare {v['bare_cpu_s']:.1f}")
     if args.cluster:
         report['verdict_cluster'] = cluster_verdict(mode)
     print(json.dumps(report, indent=1))
