@@ -30,6 +30,8 @@ def test_the_job_line_builds_on_a_miss_and_reuses_on_a_hit(tmp_path):
     source = tmp_path / 'hello.c'
     source.write_text('int main(void) { return 0; }\n')
     where = build_cache.place(tmp_path / 'cache', source, 'cc', ['-O2'], ENV)
+    assert not where.exists()
+    build_cache.stock(where, source)
     assert (where / 'hello.c').read_text() == source.read_text()
     line = build_cache.build_command(where, 'hello.c', 'hello', 'cc', ['-O2'])
     subprocess.run(['sh', '-c', line], check=True)
@@ -43,6 +45,7 @@ def test_a_failed_build_stops_the_job_saying_so(tmp_path):
     source = tmp_path / 'bad.c'
     source.write_text('this is not C\n')
     where = build_cache.place(tmp_path / 'cache', source, 'false', [], ENV)
+    build_cache.stock(where, source)
     line = build_cache.build_command(where, 'bad.c', 'bad', 'false', [])
     out = subprocess.run(['sh', '-c', f'{line}; echo ran on'], capture_output=True, text=True)
     assert out.returncode == 1 and 'ran on' not in out.stdout

@@ -27,17 +27,20 @@ def key(source: str, compiler: str, flags: list[str], environment: dict) -> str:
 
 def place(cache: Path, source: Path, compiler: str, flags: list[str],
           environment: dict) -> Path:
-    """The directory of this build in ``cache``, holding a copy of the source (the job
-    compiles that copy, where the job runs)."""
-    text = source.read_text()
-    where = cache / key(text, compiler, flags, environment)
+    """The directory of this build in ``cache`` (nothing is written)."""
+    return cache / key(source.read_text(), compiler, flags, environment)
+
+
+def stock(where: Path, source: Path) -> None:
+    """Put a copy of the source in the build's directory (the job compiles that copy, where
+    the job runs), unless it is there."""
     copy = where / source.name
     if not copy.is_file():
+        text = source.read_text()
         where.mkdir(parents=True, exist_ok=True)
         partial = where / f'.{source.name}.tmp'
         partial.write_text(text)
         partial.replace(copy)
-    return where
 
 
 def build_command(where: Path, source_name: str, program: str, compiler: str,

@@ -47,22 +47,26 @@ class CollectiveCorrectnessBase(CollectiveJob):
         return [name for name in verdict if name in correctness.CHECKABLE]
 
     def build_place(self) -> Path:
-        """The cache directory of this program for this partition and environment."""
+        """The cache directory of this program for this partition and environment (a
+        listing computes it and writes nothing)."""
         env = self.current_environ
         identity = {'partition': self.current_partition.fullname, 'environ': env.name,
                     'modules': env.modules, 'env_vars': env.env_vars, 'extras': env.extras}
         cache = Path(self.build_cache or repo_root() / '.omb' / 'build-cache')
-        return build_cache.place(cache, Path(probe.source_dir()) / correctness.SOURCE,
-                                 env.cc, CFLAGS, identity)
+        return build_cache.place(cache, self.source(), env.cc, CFLAGS, identity)
+
+    def source(self) -> Path:
+        return Path(probe.source_dir()) / correctness.SOURCE
 
     def program(self) -> str:
         return str(self.build_place() / correctness.PROGRAM)
 
     @run_before('run')
     def build_unless_cached(self):
+        where = self.build_place()
+        build_cache.stock(where, self.source())
         self.prerun_cmds = [*self.prerun_cmds, build_cache.build_command(
-            self.build_place(), correctness.SOURCE, correctness.PROGRAM,
-            self.current_environ.cc, CFLAGS)]
+            where, correctness.SOURCE, correctness.PROGRAM, self.current_environ.cc, CFLAGS)]
 
     def largest(self) -> int:
         """The sweep's largest size, but no larger than the measured alltoall runs at this
