@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reframe.core.builtins import run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import ReframeError, SanityError
 
 from omb_suite import build_cache, catalogue, correctness, costmodel, osu_limits, probe
 from omb_suite.rfm.collective import CollectiveJob
@@ -64,7 +64,12 @@ class CollectiveCorrectnessBase(CollectiveJob):
     @run_before('run')
     def build_unless_cached(self):
         where = self.build_place()
-        build_cache.stock(where, self.source())
+        try:
+            build_cache.stock(where, self.source())
+        except OSError as err:
+            raise ReframeError(f'cannot keep {correctness.PROGRAM} in the build cache '
+                               f'{where.parent} ({err}): give one the jobs can write and the '
+                               'compute nodes see, -S build_cache=DIR') from None
         self.prerun_cmds = [*self.prerun_cmds, build_cache.build_command(
             where, correctness.SOURCE, correctness.PROGRAM, self.current_environ.cc, CFLAGS)]
 
