@@ -5,6 +5,7 @@ issue 20's reproduction: a size OSU announced it would not run is reported, not 
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 
@@ -91,8 +92,8 @@ def predicted_lines(stdout: str) -> list[str]:
 @pytest.mark.parametrize('system', ['local', 'example-epyc'])
 def test_a_listing_predicts_what_a_dry_run_of_the_same_selection_predicts(tmp_path, system):
     """``-l`` sets each listed case up in memory (no dry run): its predicted cost is the
-    dry run's, line for line, with the model fitted from real perflogs of ``local``; it
-    leaves no perflog, stage directory or run report."""
+    dry run's, line for line, with the model fitted from real perflogs of ``local`` and the
+    wall time of an earlier run report; it leaves no perflog, stage directory or report."""
     osu = fake_osu_tree(tmp_path / 'osu')
     registry = write_registry(tmp_path / 'environments.json', [
         {'name': 'spack-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
@@ -101,13 +102,22 @@ def test_a_listing_predicts_what_a_dry_run_of_the_same_selection_predicts(tmp_pa
          'osu_root': str(osu), 'osu_version': '7.3', 'path': ['/opt/mpich/bin'],
          'source': 'system'}])
     shutil.copytree(REAL_PERFLOGS, tmp_path / 'results' / 'local' / 'default')
+    # an earlier run report: osu_alltoall at 2 ranks took 40 x its model (omb_suite.costwall)
+    (tmp_path / 'results' / 'reports').mkdir()
+    (tmp_path / 'results' / 'reports' / 'run-report-1.json').write_text(json.dumps(
+        {'session_info': {'cmdline': 'reframe -r'}, 'runs': [{'testcases': [
+            {'result': 'pass', 'system': 'local', 'partition': 'default',
+             'environ': 'spack-openmpi', 'benchmark': 'osu_alltoall', 'num_tasks': 2,
+             'model_s': 1.0, 'time_run': 40.0}]}]}))
     listed = run_reframe(tmp_path, '--system', system, '-l', registry=registry)
     assert listed.returncode == 0, listed.stdout[-3000:] + listed.stderr[-3000:]
     assert not (tmp_path / 'rfm' / 'stage').exists()
-    assert not list((tmp_path / 'results').rglob('*.json'))
+    assert [p.name for p in (tmp_path / 'results').rglob('*.json')] == ['run-report-1.json']
     assert sorted(p.name for p in (tmp_path / 'results').rglob('*.log')) == \
         sorted(p.name for p in REAL_PERFLOGS.glob('*.log'))
     dry = run_reframe(tmp_path, '--system', system, '--dry-run', registry=registry)
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
     assert predicted_lines(listed.stdout) == predicted_lines(dry.stdout)
     assert f'  {system}:' in predicted_lines(listed.stdout)[1]
+    if system == 'local':      # the earlier run's wall time, not the model alone
+        assert 'largest: OsuCollective %case=osu_alltoall/default %scale=2' in listed.stdout
