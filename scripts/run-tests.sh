@@ -5,24 +5,42 @@
 #
 #   bash scripts/run-tests.sh [pytest options]
 #
+# OSU end to end: the OSU_ROOT (built with Open MPI) and OSU_ROOT_MPICH the caller exported,
+# else the OSU that `bash scripts/quickstart.sh` built and registered in
+# .omb/environments.json (tests/registered_osu.py); the summary says which, or that those
+# runs were skipped and how to enable them.
+#
 # Two pytest runs: first the tests marked `spack` (the recipe and environments through a
 # real Spack, the real bootstrap), two at a time with pytest-xdist because Spack's
 # concretizer is single-threaded and they time nothing; then everything else, one at a time,
 # so that nothing competes with the OSU runs whose results are checked against references.
+# Then the module tests once more with every OMB_*/OSU_* variable the docs name exported
+# (tests/caller_env.py): no test may see what the caller's shell holds (tests/conftest.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --browser
+eval "$(.venv/bin/python tests/registered_osu.py)"
+echo "== $osu_note"
 echo "== ruff"
 .venv/bin/ruff check src reframe tests benchmarks
 # pytest's exit 5 means it selected no test (no Spack here, or options that select none of
-# a group): a failure only if neither run selected any.
+# a group): a failure only if no run selected any.
 echo "== pytest: the Spack tests, two at a time"
 spack_rc=0
 .venv/bin/python -m pytest -m spack -n 2 --dist loadgroup "$@" || spack_rc=$?
 echo "== pytest: everything else"
 rest_rc=0
 .venv/bin/python -m pytest -m 'not spack' "$@" || rest_rc=$?
+echo "== pytest: the module tests with every documented OMB_*/OSU_* variable exported"
+caller_rc=0
+( eval "$(.venv/bin/python tests/caller_env.py)"
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_modules_rfm.py \
+    tests/test_caller_environment.py::test_no_variable_of_the_caller_reaches_a_test \
+) || caller_rc=$?
+echo "== $osu_note"
 if [ "$spack_rc" -eq 5 ] && [ "$rest_rc" -eq 5 ]; then exit 5; fi
 [ "$spack_rc" -eq 5 ] && spack_rc=0
 [ "$rest_rc" -eq 5 ] && rest_rc=0
-exit $(( spack_rc != 0 ? spack_rc : rest_rc ))
+for rc in "$spack_rc" "$rest_rc" "$caller_rc"; do
+  if [ "$rc" -ne 0 ]; then exit "$rc"; fi
+done

@@ -26,6 +26,7 @@ WITHOUT_OSU = [
     ('review_detection.py', [str(REVIEW_PERFLOGS), '--min-history', '3', '--latest', '3'],
      'false alarms'),
     ('scale_costs.py', ['audit', '--system', 'example-epyc-xl'], '0 violations'),
+    ('verdict_power.py', ['--smoke'], 'node-minutes ratio'),
 ]
 WITH_OSU = [
     ('scale_costs.py', ['collectives', '--ranks', '2,4'], 'median error'),

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import rfm_helpers
+from caller_env import from_caller
 from lmod_tree import write_tree
 from modules_helpers import LMOD_HOME, lmod_env, needs_debian, needs_lmod
 from rfm_helpers import job_scripts, osu_root, perflog, write_registry
@@ -73,6 +74,14 @@ def test_system_without_modules_system_does_not_get_module_environments(tmp_path
                       registry=registry, extra_env={'LMOD_CMD': '', 'MODULES_CMD': ''})
     assert out.returncode == 0, out.stdout + out.stderr
     assert '+system-openmpi' in out.stdout and 'mod-openmpi' not in out.stdout
+
+
+def test_lmod_shell_holds_none_of_the_callers_variables():
+    """The Lmod shell of the last tests copies the caller's environment: with the
+    documented OMB_ENVIRONMENTS_FILE exported, ReFrame read the caller's registry, not the
+    test's (issue 29). tests/conftest.py removes the caller's variables for every test;
+    tests/test_caller_environment.py runs this file with them exported."""
+    assert from_caller(lmod_env([Path('/nonexistent')])) == []
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import pytest
 from testdata import DATA, real_output
 
 from omb_suite import placements, probe
+from omb_suite.dialects import JobNumbers
 from omb_suite.placements import Shape
 from omb_suite.probe import WrongPlacement
 from omb_suite.topology import Topology
@@ -27,24 +28,29 @@ def everything() -> list[placements.Placing]:
 
 
 @pytest.mark.parametrize('where', everything(), ids=lambda w: w.name)
-def test_every_placement_and_mapping_has_options_for_every_dialect(where):
+def test_every_placement_and_mapping_has_options_for_every_mpirun_and_srun_dialect(where):
+    numbers = JobNumbers.of(4, 2, CLUSTER)
     for dialect in DIALECTS:
-        assert where.launcher_options(dialect), (where.name, dialect)
+        assert where.launcher_options(dialect, numbers=numbers), (where.name, dialect)
     assert where.mv2_env()
 
 
 def test_launch_options_follow_launcher_and_mpi_family():
     intra, node = placements.placement('intra_socket'), placements.mapping('node')
-    assert placements.launch_options(intra, 'mpirun', 'openmpi', nodes=1) == [
+    one, two = JobNumbers.of(2, 1, CLUSTER), JobNumbers.of(2, 2, CLUSTER)
+    assert placements.launch_options(intra, 'mpirun', 'openmpi', one) == [
         '--map-by', 'core', '--bind-to', 'core']
-    assert placements.launch_options(intra, 'mpirun', 'mpich', nodes=1) == ['-bind-to', 'core']
+    assert placements.launch_options(intra, 'mpirun', 'mpich', one) == ['-bind-to', 'core']
     # a step of an allocation names its nodes; srun gets the family's --mpi plugin
     assert placements.launch_options(placements.placement('inter_node'), 'srunalloc', 'openmpi',
-                                     nodes=2, srun_mpi={'openmpi': 'pmix'}) == [
+                                     two, srun_mpi={'openmpi': 'pmix'}) == [
         '--nodes=2', '--mpi=pmix', '--distribution=cyclic', '--cpu-bind=cores']
     # Hydra has no `-map-by node` ("unrecognized directive node"): one rank per host in turn
-    assert placements.launch_options(node, 'mpiexec', 'mpich', nodes=2) == [
+    assert placements.launch_options(node, 'mpiexec', 'mpich', two) == [
         '-ppn', '1', '-bind-to', 'core']
+    # Intel MPI pins ranks itself: its own processor list, through its mpiexec's -genv
+    assert placements.launch_options(intra, 'mpirun', 'intel-mpi', one) == [
+        '-ppn', '2', '-genv', 'I_MPI_PIN_PROCESSOR_LIST', '0,1']
 
 
 def test_partition_override_wins_for_options_and_mvapich2_variables():

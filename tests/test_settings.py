@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 import pytest
 from rfm_helpers import REFRAME, REPO, SETTINGS
@@ -35,3 +36,19 @@ def test_a_copied_generic_slurm_site_polls_its_allocation_partition_fast(tmp_pat
 
 def test_local_polls_fast(tmp_path):
     assert poll_rate_max('local', str(tmp_path)) == 50
+
+
+def test_settings_registers_the_record_launchers_without_the_suites_reframe_layer():
+    """omb-review loads settings.py through ReFrame's loader: that must stay light, and the
+    launchers ReFrame lacks (jsrun, flux, pals) must be there for the systems that use them."""
+    code = ('import sys, runpy; runpy.run_path(sys.argv[1]); '
+            'from reframe.core.backends import getlauncher; '
+            'print(sorted(m for m in sys.modules if m.startswith("omb_suite.rfm"))); '
+            'print(" ".join(" ".join(getlauncher(n)().command(None)) '
+            'for n in ("jsrun", "flux", "pals")))')
+    out = subprocess.run([sys.executable, '-c', code, SETTINGS], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    layer, commands = out.stdout.splitlines()[-2:]
+    assert layer == '[]'
+    assert commands == 'jsrun flux run mpiexec'

@@ -15,20 +15,34 @@ Use:  reframe -C reframe/config/settings.py -c reframe/checks -r
 - Perflogs go to ``perflogs/<system>/<partition>/<TestClass>.log`` (one record per
   performance variable, time-zone-aware timestamps); run reports and the results
   database go next to them. ``OMB_RESULTS_DIR`` moves all of it.
+- Launchers ReFrame lacks (``jsrun``, ``flux``, ``pals``) are registered from their dialect
+  records by ``omb_suite.launchers``, which imports no ReFrame layer of the suite: loading
+  this file (as ``omb-review`` does) stays light.
 """
 
 import importlib.util
 import os
 from pathlib import Path
 
+from omb_suite import launchers
 from omb_suite.setup import environs
 
+launchers.register()
+
 REPO = Path(__file__).resolve().parents[2]
-CHECKS = REPO / 'reframe' / 'checks'
 RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs'))
 
 
 ENVIRONMENTS = environs.reframe_environments()
+
+
+def _sibling(name: str):
+    """A module of this directory (ReFrame loads this file by path, not as a package)."""
+    spec = importlib.util.spec_from_file_location(f'omb_config_{name}',
+                                                  Path(__file__).parent / f'{name}.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _system_files() -> list[Path]:
@@ -82,7 +96,8 @@ PERFLOG_COLUMNS = (
     'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
     'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
     'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'environ_modules',
-    'placement_observed', 'algorithm_evidence', 'session_tag', 'version', 'perf_var',
+    'placement_observed', 'algorithm_evidence', 'session_tag', 'warmup', 'iterations',
+    'version', 'perf_var',
     'perf_value', 'perf_unit', 'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',
 )
 #: Columns ReFrame fills itself rather than from the check (``version``: ReFrame's own).
@@ -91,33 +106,7 @@ RUNTIME_COLUMNS = {'version'}
 site_configuration = {
     'systems': SYSTEMS,
     'environments': ENVIRONMENTS,
-    'modes': [
-        {
-            # everything beyond the verdict set: every algorithm, scale, mapping, one-sided
-            # window/sync pair, multi-pair and start-up sweep, persistent and neighbourhood
-            # collectives (add `-c reframe/checks/explore` to combine with another mode)
-            'name': 'explore',
-            'options': ['-c', str(CHECKS / 'explore')],
-        },
-        {
-            'name': 'quick',
-            'options': ['-S', 'message_sizes=1,8,1024,65536', '-S', 'max_size=65536',
-                        '-S', 'iterations=200', '-S', 'warmup=20'],
-        },
-        {
-            'name': 'nightly',
-            'options': ['-S', 'iterations=2000', '-S', 'warmup=200'],
-        },
-        {
-            'name': 'procurement',
-            'options': ['-c', str(CHECKS / 'procurement'), '--tag', 'procurement'],
-        },
-        {
-            'name': 'upgrade',
-            'options': ['-S', 'require_reference=1', '-S', 'iterations=10000',
-                        '-S', 'warmup=1000'],
-        },
-    ],
+    'modes': _sibling('modes').MODES,
     'logging': [
         {
             'perflog_multiline': True,

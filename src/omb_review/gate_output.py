@@ -14,17 +14,6 @@ EXAMPLES = 3  # series named per reason a series was not judged
 STATUSES = ("regression", "improvement", "ok", "insufficient")
 
 
-def series_line(r: SeriesResult) -> str:
-    """One series' verdict on one line (the per-size detail of a finding)."""
-    v = r.verdict
-    bad = r.first_bad or {}
-    return (f"{v.status.upper()} {r.series}: {100 * v.change:+.1f}% worse "
-            f"(median {v.latest_median:.4g} vs {v.baseline_median:.4g} {r.unit}), "
-            f"confidence {v.confidence:.3f} [{v.method}{', FDR' if v.q_value is not None else ''}"
-            f", n={v.n_baseline}/{v.n_latest}], "
-            f"first bad run {bad.get('time')} job {bad.get('jobid')} tag {bad.get('session_tag')}")
-
-
 def finding_lines(f: Finding) -> list[str]:
     """The finding's summary, what changed, and its sizes with their change (worse = +)."""
     lines = [f.summary(changes=False)]

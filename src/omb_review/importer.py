@@ -40,6 +40,9 @@ ORDER = (
     "mpi_version", "osu_version", "session_tag", "perf_var", "perf_value", "perf_unit",
 )
 _PAIRS = {"latency", "bandwidth", "bibw", "latency_mt", "latency_mp", "one_sided"}
+#: "OSU MPI_Put ...", "OSU MPI One Sided ...", "OSU One Sided ...", "OSU Allgather ...": the
+#: title's key starts after "OSU" and "MPI".
+_TITLE_START = re.compile(r"^osu\s+(?:mpi)?")
 
 
 class MappingError(ValueError):
@@ -173,10 +176,19 @@ def _when(rule: Rule, match: re.Match, path: Path) -> str:
     return stamp.isoformat(timespec="seconds")
 
 
+def title_entry(title: str) -> dict[str, str] | None:
+    """What a title says: the program (``benchmark``) and, for OSU 4.0 to 4.2's one-sided
+    titles, the window and synchronization their source uses (``rma_window``, ``rma_sync``)
+    and the program's old name (``was``); None for a title no OSU release printed."""
+    core = _TITLE_START.sub("", ACCEL_RE.sub("", title).lower()).strip()
+    entry = _tables()["titles"].get(core)
+    return {"benchmark": entry} if isinstance(entry, str) else entry
+
+
 def benchmark_of(table: OsuTable) -> str | None:
-    """The OSU program that prints this table's title."""
-    core = ACCEL_RE.sub("", table.title).lower().removeprefix("osu mpi").strip()
-    return _tables()["titles"].get(core)
+    """The OSU program whose records this table's title makes."""
+    entry = title_entry(table.title)
+    return entry["benchmark"] if entry else None
 
 
 def _records(table: OsuTable, base: dict, when: str, jobid: str, sizes) -> list[dict]:
@@ -215,6 +227,8 @@ def _from_table(table: OsuTable) -> dict[str, str]:
         out["window_size"] = meta["window_size"]
     if "sender_processes" in meta:
         out["processes"] = meta["sender_processes"]
+    entry = title_entry(table.title) or {}
+    out.update({k: entry[k] for k in ("rma_window", "rma_sync") if k in entry})
     if meta.get("window_creation") in tables["rma_windows"]:
         out["rma_window"] = tables["rma_windows"][meta["window_creation"]]
     if meta.get("synchronization") in tables["rma_syncs"]:

@@ -205,6 +205,11 @@ def loop_kind(benchmark: str) -> str | None:
     return 'latency' if 'latency' in info.metrics else 'bandwidth'
 
 
+def is_large(size: int) -> bool:
+    """Whether OSU runs this size with its "large" warm-up and iteration counts."""
+    return size > int(_data()['large_message_size'])
+
+
 def loop(benchmark: str, sizes: list[int], warmup: int | None = None,
          iterations: int | None = None) -> list[tuple[int, int, int]]:
     """(size, warm-up, timed iterations) per size, as OSU chooses them: the small counts up to

@@ -2,9 +2,10 @@
 
 A :class:`Placement` (``intra_socket``...) puts the two ranks of a pair (and the halves of a
 multi-pair run); a :class:`Mapping` (``core``...) spreads the N ranks of a collective or
-start-up run. Each knows its needs, its job, its launcher options per dialect (Open MPI,
-Hydra, srun, MVAPICH2's variables) and the rule the ranks the probe saw (:mod:`.probe`) must
-satisfy: a wrong placement fails with what was asked and what was seen.
+start-up run. Each knows its needs, its job and the rule the ranks the probe saw
+(:mod:`.probe`) must satisfy: a wrong placement fails with what was asked and what was seen.
+Its launcher options are the launcher dialect's (:mod:`.dialects`, one record per dialect),
+which may say that it cannot express it: the test is then skipped with that reason.
 """
 
 from __future__ import annotations
@@ -18,16 +19,16 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from omb_suite import yamldata
-from omb_suite.mpilib import HYDRA_FAMILIES
+from omb_suite import dialects, families, yamldata
+from omb_suite.dialects import JobNumbers
 from omb_suite.probe import RankPlace, wrong_placement
 from omb_suite.topology import Topology
 
 #: ``{dialect: {placement or mapping name: options}}``, a partition's replacements.
 Overrides = MappingType[str, MappingType[str, list[str]]]
 
-#: Launcher options that let more ranks than cores run (``oversubscribe`` > 1), per dialect.
-_OVERSUBSCRIBE = {'ompi': ['--oversubscribe'], 'hydra': [], 'srun': ['--overcommit']}
+#: ReFrame launchers that start the MPI library's own ``mpirun``: its family says the dialect.
+MPIRUN_LAUNCHERS = ('mpirun', 'mpiexec')
 #: What each ``needs`` key counts, in messages.
 _NEEDS = {'nodes': 'nodes', 'sockets': 'sockets per node', 'cores_per_socket': 'cores per socket'}
 #: The partition setting that replaces option lists, and the name it had before.
@@ -50,13 +51,12 @@ class Shape:
 
 @dataclass(frozen=True)
 class Placing:
-    """What placements and mappings share: needs, options per dialect, the rule of the ranks."""
+    """What placements and mappings share: needs, the rule of the ranks, options per dialect."""
 
     kind: str
     name: str
     doc: str
     needs: MappingType[str, int]
-    options: MappingType[str, tuple[str, ...]]
     ranks: MappingType[str, str]
 
     def unmet_on(self, topo: Topology, skip: tuple[str, ...] = ()) -> str | None:
@@ -69,14 +69,14 @@ class Placing:
                         f'partition has {have[what]}')
         return None
 
-    def launcher_options(self, dialect: str, overrides: Overrides | None = None) -> list[str]:
-        """The options that realise it in ``dialect`` (the partition's override first)."""
+    def launcher_options(self, dialect: str, overrides: Overrides | None = None,
+                         numbers: JobNumbers | None = None) -> list[str]:
+        """The options that realise it in ``dialect`` (the partition's override first),
+        placeholders filled with the job's ``numbers``; :class:`dialects.Unexpressible`
+        where the dialect cannot express it."""
         chosen = (overrides or {}).get(dialect, {}).get(self.name)
-        if chosen is not None:
-            return list(chosen)
-        if dialect not in self.options:
-            raise PlacementError(f'{self.kind} {self.name!r} has no {dialect!r} options')
-        return list(self.options[dialect])
+        return dialects.dialect(dialect).options_for(
+            self.kind, self.name, numbers, None if chosen is None else list(chosen))
 
     def mv2_env(self, overrides: Overrides | None = None) -> dict[str, str]:
         """MVAPICH2's own binding variables (its ``mv2`` options, or the partition's)."""
@@ -211,8 +211,7 @@ def _fields(kind: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:
         raise PlacementError(f'data/placements.yaml: {kind} {name!r}: unknown rule or need '
                              f'{bad or entry["needs"]}; rules: {allowed}, needs: {list(_NEEDS)}')
     return {'kind': kind, 'name': name, 'doc': entry['doc'],
-            'needs': dict(entry.get('needs') or {}), 'ranks': ranks,
-            'options': {k: tuple(v) for k, v in entry['options'].items()}}
+            'needs': dict(entry.get('needs') or {}), 'ranks': ranks}
 
 
 @cache
@@ -265,15 +264,17 @@ def offered_mappings(topologies: list[Topology]) -> list[str]:
 
 
 def launcher_dialect(launcher: str, mpi_family: str | None) -> str:
-    """Which option dialect a launcher speaks: ``srun``, ``ompi`` or ``hydra``."""
-    if launcher in ('srun', 'srunalloc'):
-        return 'srun'
-    if launcher in ('mpirun', 'mpiexec'):
-        return 'hydra' if (mpi_family or '') in HYDRA_FAMILIES else 'ompi'
-    raise PlacementError(
-        f'launcher {launcher!r} cannot place MPI ranks; use a partition whose launcher is '
-        f'mpirun, mpiexec, srun or srunalloc'
-    )
+    """Which dialect a launcher speaks: for ``mpirun``/``mpiexec`` the MPI family's own (its
+    record, :func:`omb_suite.families.mpirun_dialect`), else the dialect whose record names
+    the launcher (``srun``, ``jsrun``...)."""
+    if launcher in MPIRUN_LAUNCHERS:
+        return families.mpirun_dialect(mpi_family)
+    fixed = dialects.of_launcher(launcher)
+    if fixed is not None:
+        return fixed.name
+    names = ', '.join(dict.fromkeys([*MPIRUN_LAUNCHERS, *dialects.launcher_names()]))
+    raise PlacementError(f'launcher {launcher!r} cannot place MPI ranks; use a partition '
+                         f'whose launcher is one of {names} (data/launchers/)')
 
 
 def overrides_of(extras: MappingType[str, Any]) -> tuple[Overrides, str | None]:
@@ -288,29 +289,30 @@ def overrides_of(extras: MappingType[str, Any]) -> tuple[Overrides, str | None]:
 
 def srun_mpi_options(dialect: str, mpi_family: str | None,
                      srun_mpi: MappingType[str, str] | None) -> list[str]:
-    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table."""
+    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table, else the
+    family record's plugin."""
     if dialect != 'srun' or not srun_mpi:
         return []
     family = mpi_family or ''
-    plugin = srun_mpi.get(family) or srun_mpi.get(family.split('-')[0])
+    plugin = srun_mpi.get(family) or families.srun_plugin(family)
     return [f'--mpi={plugin}'] if plugin else []
 
 
-def launch_options(where: Placing, launcher: str, mpi_family: str | None, *, nodes: int,
-                   srun_mpi: MappingType[str, str] | None = None,
+def launch_options(where: Placing, launcher: str, mpi_family: str | None,
+                   numbers: JobNumbers, *, srun_mpi: MappingType[str, str] | None = None,
                    overrides: Overrides | None = None) -> list[str]:
-    """Everything the launcher line needs to place the ranks as ``where`` says: a step of an
-    allocation (``srunalloc``) names its node count as a batch job would, srun gets its
-    ``--mpi`` plugin (the partition's ``srun_mpi`` table), then ``where``'s options."""
+    """Everything the launcher line needs to place the ranks as ``where`` says: what the
+    dialect starts every launch through ``launcher`` with (a step of an allocation,
+    ``srunalloc``, names its node count as a batch job would; ``flux run`` its nodes and
+    tasks), srun's ``--mpi`` plugin (the partition's ``srun_mpi`` table), then ``where``'s
+    options, placeholders filled with the job's ``numbers``. Raises
+    :class:`dialects.Unexpressible` where the dialect cannot place ranks so."""
     dialect = launcher_dialect(launcher, mpi_family)
-    return [*([f'--nodes={nodes}'] if launcher == 'srunalloc' else []),
+    return [*dialects.dialect(dialect).prefix(launcher, numbers),
             *srun_mpi_options(dialect, mpi_family, srun_mpi),
-            *where.launcher_options(dialect, overrides)]
+            *where.launcher_options(dialect, overrides, numbers)]
 
 
 def oversubscribe_options(options: list[str], dialect: str) -> list[str]:
-    """Mapping options plus what lets ranks share cores (Open MPI: bindings may overload)."""
-    if dialect == 'ompi':
-        options = [f'{opt}:overload-allowed' if prev == '--bind-to' and opt != 'none' else opt
-                   for prev, opt in zip(['', *options[:-1]], options, strict=True)]
-    return [*_OVERSUBSCRIBE[dialect], *options]
+    """Mapping options plus what lets ranks share cores, as the dialect's record says."""
+    return dialects.dialect(dialect).oversubscribed(options)

@@ -69,10 +69,6 @@ def source_dir() -> str:
     return str(Path(str(resources.files('omb_suite').joinpath('job_sources'))))
 
 
-def wrapper_text() -> str:
-    return resources.files('omb_suite').joinpath('job_sources', WRAPPER).read_text()
-
-
 def _ids(text: str) -> frozenset[int]:
     if text == 'none':
         return frozenset()

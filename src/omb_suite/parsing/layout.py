@@ -15,7 +15,14 @@ The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sour
 OMB 4.x and 5.0 to 5.5 print the tables of 5.6 (titles, `# Size  Latency (us)` and size 0 in
 point-to-point tables, collectives' `Avg Latency(us)`, one-sided window and synchronization
 lines, device buffer lines): seen in real outputs of 4.4, 4.4.1, 5.0, 5.3, 5.3.2, 5.4.1 and
-5.5 (tests/data/osu-world).
+5.5 (tests/data/osu-world). Their titles differ (every title 4.0 to 5.5 printed, with the
+sources read: tests/data/osu-titles/titles-4.0-5.5.yaml):
+
+- 4.0 to 4.2's one-sided programs print `OSU One Sided MPI_Get latency Test`, `OSU MPI One
+  Sided MPI_Get Bandwidth Test` (and `osu_passive_*`, `osu_cas_flush`/`osu_fop_flush` alike),
+  no window or synchronization line; 4.3 on print `OSU MPI_Get latency Test` and those lines;
+- 4.0's collectives print `OSU Allgather Latency Test` (no `MPI`);
+- 4.0 to 4.4's osu_bibw (and 4.0 to 4.2's osu_put_bibw) label the column `Bi-Bandwidth (MB/s)`.
 A table of theirs is read like any other: what the parser does not know (a column label, a
 line inside the table) refuses it with the line, not its version. Releases before 4.0 and
 after 7.5.x are refused by version, so that a layout nobody checked is never read as if it
@@ -38,12 +45,15 @@ from dataclasses import dataclass
 SUPPORTED = ((4, 0), (7, 6))
 SUPPORTED_TEXT = "4.0 to 7.5.x"
 
+#: What a title says after "OSU": "MPI..." from 4.3 on; 4.0 to 4.2 also "One Sided ..." and
+#: (4.0's collectives) "<Operation> Latency Test".
+TITLE = r"OSU\s+(?:MPI\S*|One Sided|[A-Z][\w-]*\s+Latency)\b.*?\bTest"
 TITLE_RE = re.compile(
-    r"^#\s*(?P<title>OSU MPI\S*.*?\bTest)"
+    rf"^#\s*(?P<title>{TITLE})"
     r"(?:\s+v(?P<version>\S+)|\s+\(Version\s+(?P<old_version>[^)]+)\))?\s*$"
 )
 #: A title whose '#' was lost (copied from a web page or edited): refused, with the line.
-BARE_TITLE_RE = re.compile(r"^OSU MPI\S*.*?\bTest(?:\s+v\S+)?\s*$")
+BARE_TITLE_RE = re.compile(rf"^{TITLE}(?:\s+v\S+)?\s*$")
 #: Open MPI's per-line prefixes: `--timestamp-output` ("Wed May 27 09:26:50 2020") and
 #: `--tag-output` ("[1,0]<stdout>:", job and rank), removed before anything is read.
 TAG_RE = re.compile(
@@ -55,7 +65,7 @@ ACCEL_RE = re.compile(r"-(CUDA MANAGED|CUDA|OPENACC|ROCM|MANAGED)\b")
 
 # Ordered: the first pattern matching the lower-case title (accelerator removed) wins.
 KINDS = (
-    (r"^osu mpi_", "one_sided"),
+    (r"^osu mpi_|\bone sided\b", "one_sided"),
     (r"\binit test$", "init"),
     (r"\bhello world test$", "hello"),
     (r"multiple bandwidth / message rate", "mbw_mr"),
@@ -81,6 +91,7 @@ LABELS = tuple(
         (r"Latency \(us\)", "latency", "us"),
         (r"Iterations", "iterations", ""),
         (r"Bandwidth \(MB/s\)", "bandwidth", "MB/s"),
+        (r"Bi-Bandwidth \(MB/s\)", "bandwidth", "MB/s"),
         (r"MB/s", "bandwidth", "MB/s"),
         (r"Messages/s", "msg_rate", "messages/s"),
         (r"Overall\(us\)", "overall", "us"),

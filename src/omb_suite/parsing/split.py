@@ -19,10 +19,6 @@ class OsuOutput:
     first_line: int  # 1-based number, in the whole text, of the output's first line
     lines: tuple[str, ...]
 
-    @property
-    def last_line(self) -> int:
-        return self.first_line + len(self.lines) - 1
-
     def parse(
         self, *, expect_sizes: Iterable[int] | None = None, require_validation: bool = False
     ) -> OsuTable:

@@ -27,28 +27,26 @@ from reframe.core.exceptions import SanityError
 from omb_suite import binaries, catalogue, curvelog, parsing, probe
 from omb_suite.failures import failure_cause
 from omb_suite.placements import Placing
-from omb_suite.rfm import mv2
+from omb_suite.rfm import environ_facts, mv2, references
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.hangs import KnownHangs
+from omb_suite.rfm.iterations import FromHistory
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 from omb_suite.topology import Topology, of_partition
 
 
-def references_dir() -> Path:
-    """``$RFM_REFERENCE_PREFIX``, else the repository's ``reframe/references``."""
-    return Path(os.environ.get('RFM_REFERENCE_PREFIX') or repo_root() / 'reframe' / 'references')
-
-
-class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
+class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing,
     placement, references; the sweep OSU will run at the job's rank count, the predicted
     wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's
-    known hangs: :class:`~omb_suite.rfm.hangs.KnownHangs`). Runs in
-    environments with an MPI and OSU (``+mpi +osu``)."""
+    known hangs: :class:`~omb_suite.rfm.hangs.KnownHangs`; ``-x``/``-i`` from the test's
+    history when not set: :class:`~omb_suite.rfm.iterations.FromHistory`). Runs in
+    environments with an MPI (``+mpi``): omb-setup's with OSU, or a site's, whose job finds
+    it (docs/site-config.md)."""
 
     valid_systems = ['*']
-    valid_prog_environs = ['+mpi +osu']
+    valid_prog_environs = environ_facts.OSU_ENVIRONS
     maintainers = ['omb-regression-suite']
     PREPARES_ONLY = ('use_external_references',)
 
@@ -72,13 +70,15 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
     message_sizes = variable(typ.List[int], value=[1, 8, 1024, 65536, 1048576, 4194304],
                              loggable=False)
 
-    #: Warm-up iterations (``-x``); ``None`` keeps OSU's default (thorough).
+    #: Warm-up iterations (``-x``); ``None``: chosen from the test's history, else OSU's
+    #: default (perflog column ``warmup``: what ran, ``null`` = OSU's default).
     #: :type: :class:`int` or ``None`` :default: ``None``
-    warmup = variable(int, type(None), value=None, loggable=False)
+    warmup = variable(int, type(None), value=None)
 
-    #: Timed iterations (``-i``); ``None`` keeps OSU's default (thorough).
+    #: Timed iterations (``-i``); ``None``: chosen from the test's history, else OSU's
+    #: default (perflog column ``iterations``).
     #: :type: :class:`int` or ``None`` :default: ``None``
-    iterations = variable(int, type(None), value=None, loggable=False)
+    iterations = variable(int, type(None), value=None)
 
     #: Extra options appended to the benchmark command line.
     #: :type: :class:`List[str]` :default: ``[]``
@@ -117,8 +117,7 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
 
     def search_path(self) -> str:
         """The environment's ``PATH`` (its MPI tools first), as the job will see it."""
-        return os.pathsep.join([*(self.current_environ.extras.get('env_path') or []),
-                                os.environ.get('PATH', '')])
+        return environ_facts.search_path(self.current_environ)
 
     @run_after('setup')
     def record_environment_facts(self):
@@ -127,6 +126,12 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
                      'spack_lock'):
             if extras.get(fact) is not None:
                 setattr(self, fact, str(extras[fact]))
+        if not self.mpi_family:
+            self.mpi_family, version = environ_facts.mpi_library(self.current_environ)
+            self.mpi_version = self.mpi_version or version
+        launcher = self.current_partition.launcher_type.registered_name
+        reason = environ_facts.unknown_family(self.current_environ, launcher)
+        self.skip_if(reason is not None, reason)
         self.environ_modules = environ_modules(self)
 
     @run_after('setup')
@@ -135,28 +140,35 @@ class OsuRunBase(KnownHangs, ScaleAware, rfm.RunOnlyRegressionTest):
 
     def program(self) -> str:
         """The OSU program by absolute path, or a skip saying how to get it."""
-        extras = self.current_environ.extras
         absent = catalogue.get(self.benchmark).missing_from(self.osu_version)
         if absent:
             self.skip(f'{absent}: build a newer OSU for this environment (docs/spack.md)')
-        roots = [self.osu_root, extras.get('osu_root'), os.environ.get('OSU_ROOT')]
+        roots = [self.osu_root, *environ_facts.osu_roots(self.current_environ),
+                 os.environ.get('OSU_ROOT')]
         try:
             return str(binaries.find_osu_binary(self.benchmark, roots, self.search_path()))
         except binaries.OsuNotFoundError as err:
             info = catalogue.get(self.benchmark)
             needs = f', and OSU builds it only against an MPI with {info.needs}' \
                 if info.needs else ''
-            self.skip(f'{str(err).splitlines()[0]} (exists since OSU {info.since}{needs}); '
-                      'get OSU with `omb-setup` or `export OSU_ROOT=<prefix>`: see '
-                      'docs/getting-started.md')
+            where = environ_facts.where_looked(self.current_environ)
+            how = ("put OSU on that PATH (the environment's modules or env_vars) or set its "
+                   'extras osu_root: see docs/site-config.md' if where else
+                   'get OSU with `omb-setup` or `export OSU_ROOT=<prefix>`: see '
+                   'docs/getting-started.md')
+            self.skip(f'{str(err).splitlines()[0].rstrip(".")}{where} (exists since OSU '
+                      f'{info.since}{needs}); {how}')
 
     @run_after('setup')
     def use_external_references(self):
-        """References live in ``reframe/references/<system>.yaml`` (absent = none); an
-        absolute ``$ref`` keeps ReFrame from resolving it against the check's directory."""
-        path = references_dir() / f'{self.current_system.name}.yaml'
-        if path.is_file():
-            self.reference = {'$ref': str(path.resolve())}
+        """References live in ``reframe/references/<system>.yaml`` beside the checks run
+        (absent = none); an absolute ``$ref`` keeps ReFrame from resolving it against the
+        check's directory."""
+        where = references.references_dir(self.prefix, repo_root() / 'reframe' / 'references')
+        path = where / f'{self.current_system.name}.yaml'
+        reference = references.reference_of(self, path)
+        if reference is not None:
+            self.reference = reference
 
     # -- command line -----------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
 from omb_suite import mpilib, probe
+from omb_suite.rfm import environ_facts
 
 
 def gpu_kind(env_features: list[str] | tuple[str, ...]) -> str | None:
@@ -30,7 +31,7 @@ def gpu_kind(env_features: list[str] | tuple[str, ...]) -> str | None:
 
 def skip_unless_gpu_aware(test: rfm.RegressionTest, kind: str) -> None:
     """Skip ``test`` (in ``setup``) unless its environment's MPI is ``kind``-aware."""
-    support = mpilib.gpu_support(test.current_environ.extras.get('mpi_family'), kind,
+    support = mpilib.gpu_support(environ_facts.mpi_library(test.current_environ)[0], kind,
                                  test.search_path())
     verdict = 'it is not' if support.aware is False else 'cannot tell whether it is'
     test.skip_if(not support.aware,
@@ -63,7 +64,10 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
     def restrict_to_gpus(self):
         if self.on_device:
             self.valid_systems = ['+gpu']
-            self.valid_prog_environs = ['+mpi +osu +cuda', '+mpi +osu +rocm']
+            self.valid_prog_environs = [
+                f'+mpi +{kind} {need}' for kind in ('cuda', 'rocm')
+                for need in (f'+osu +{environ_facts.REGISTERED}',
+                             f'-{environ_facts.REGISTERED}')]
 
     @run_after('setup')
     def require_gpu_aware_mpi(self):

@@ -3,8 +3,8 @@ collective's algorithm. Everything MVAPICH2-specific that the checks do, in one 
 
 Binding: ``ch3:mrail`` and ``ch3:psm`` bind every rank at ``MPI_Init``, over the launcher's
 binding, so what the rank wrapper saw before ``exec`` is not where OSU runs. There the run
-gets MVAPICH2's own binding variables of its placement or mapping (``mv2`` in
-``data/placements.yaml``) and ``MV2_SHOW_CPU_BINDING=2``, and the placement is verified on
+gets MVAPICH2's own binding variables of its placement or mapping (the record
+``data/launchers/mv2.yaml``) and ``MV2_SHOW_CPU_BINDING=2``, and the placement is verified on
 MVAPICH2's table (:func:`omb_suite.mvapich2.bound_places`). Where MVAPICH2 must not bind (more
 ranks than cores on a node, ``MPI_THREAD_MULTIPLE``), ``MV2_ENABLE_AFFINITY=0`` leaves the
 launcher's binding, verified on the wrapper's lines as for every other library.
@@ -69,7 +69,10 @@ def bound_places(test: rfm.RegressionTest, places: list[probe.RankPlace],
 
 def cannot_force(test: rfm.RegressionTest, collective: str, name: str) -> str | None:
     """Why the environment's MVAPICH2 cannot run algorithm ``name`` of ``collective`` in this
-    job (channel, build options, nodes, sockets, mapping), or ``None``."""
+    job (channel, build options, nodes, sockets, mapping), or ``None`` (for other libraries
+    too: only MVAPICH2's build decides which of its algorithms exist)."""
+    if test.mpi_family != FAMILY:
+        return None
     build = _build(test)
     if isinstance(build, str):
         return f'{build}; not run'

@@ -16,6 +16,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from reframe.core.exceptions import SanityError
 
 from omb_suite import probe
+from omb_suite.rfm import environ_facts
 from omb_suite.rfm.perflog import environ_modules
 from omb_suite.rfm.pt2pt import PlacedPair
 
@@ -62,6 +63,15 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
     #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
     session_tag = variable(str, value='')
     tags = {'placement', 'probe'}
+
+    @run_after('setup')
+    def only_where_osu_is_not(self):
+        """A site's environment (no ``osu`` feature) whose job has OSU runs the OSU checks,
+        which prove their own placements: the probe is for MPIs without OSU."""
+        found = environ_facts.facts(self.current_environ)
+        osu = found and (found.osu_program or found.osu_root)
+        self.skip_if(bool(osu), f'OSU is in environment {self.current_environ.name} ({osu}): '
+                                'its OSU checks prove their own placements')
 
     @run_after('setup')
     def use_probe(self):

@@ -71,7 +71,7 @@ def apply() -> bool:
     calls the warning from elsewhere."""
     if os.environ.get('OMB_REFRAME_AS_IS', '0') not in ('', '0'):
         return False
-    if getattr(yaml, '__with_libyaml__', False) and pipeline.yaml is yaml:
+    if getattr(yaml, '__with_libyaml__', False) and getattr(pipeline, 'yaml', None) is yaml:
         pipeline.yaml = types.SimpleNamespace(safe_load=safe_load)
     done = False
     for module in _CALLERS:

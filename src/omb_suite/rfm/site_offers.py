@@ -10,6 +10,7 @@ its own partition cannot run is skipped at setup with the reason.
 from __future__ import annotations
 
 import os
+import shlex
 
 import reframe as rfm
 from reframe.core.logging import getlogger
@@ -17,6 +18,7 @@ from reframe.core.runtime import runtime
 
 from omb_suite import topology
 from omb_suite.algorithms import Library
+from omb_suite.dialects import JobNumbers, Unexpressible
 from omb_suite.placements import (
     Overrides,
     Placing,
@@ -25,6 +27,7 @@ from omb_suite.placements import (
     offered_placements,
     overrides_of,
 )
+from omb_suite.rfm import environ_facts
 from omb_suite.topology import Topology
 
 #: Partitions already warned about a deprecated setting (once per session each).
@@ -32,14 +35,16 @@ _WARNED: set[str] = set()
 
 
 def topologies() -> list[Topology]:
+    environ_facts.say_what_is_missing()
     return [topology.of_partition(part) for part in runtime().system.partitions]
 
 
 def libraries() -> frozenset[Library]:
-    """The MPI libraries (family, version) of the environments the partitions use."""
-    return frozenset((str(env.extras.get('mpi_family')), env.extras.get('mpi_version'))
-                     for part in runtime().system.partitions for env in part.environs
-                     if env.extras.get('mpi_family'))
+    """The MPI libraries (family, version) of the MPI environments the partitions use: from
+    their ``extras``, else found in the environment (:mod:`omb_suite.rfm.environ_facts`)."""
+    found = {environ_facts.mpi_library(env) for part in runtime().system.partitions
+             for env in part.environs if 'mpi' in env.features}
+    return frozenset((family, version) for family, version in found if family)
 
 
 def all_scales() -> list[int]:
@@ -84,9 +89,20 @@ def launcher_overrides(part) -> Overrides:
 
 def placed_launch(test: rfm.RegressionTest, where: Placing) -> list[str]:
     """The launcher options that place ``test``'s ranks as ``where`` says on its partition
-    with its MPI (see :func:`omb_suite.placements.launch_options`)."""
+    with its MPI (see :func:`omb_suite.placements.launch_options`), the dialect's
+    placeholders filled from the job and the partition's topology; skips the test, with the
+    reason, where the partition's launcher cannot express ``where``. Each option is quoted
+    for the shell: ReFrame writes them into the job script as they are, and ``flux run``'s
+    CPU map separates its cpusets with ``;``."""
     part = test.current_partition
-    return launch_options(where, part.launcher_type.registered_name,
-                          test.current_environ.extras.get('mpi_family'), nodes=test.num_nodes,
-                          srun_mpi=part.extras.get('srun_mpi'),
-                          overrides=launcher_overrides(part))
+    numbers = JobNumbers.of(test.num_tasks, test.num_nodes, topology.of_partition(part),
+                            test.num_tasks_per_node)
+    family = getattr(test, 'mpi_family', None) or \
+        environ_facts.mpi_library(test.current_environ)[0]
+    try:
+        options = launch_options(where, part.launcher_type.registered_name, family, numbers,
+                                 srun_mpi=part.extras.get('srun_mpi'),
+                                 overrides=launcher_overrides(part))
+    except Unexpressible as why:
+        test.skip(f'{why} ({part.fullname})')
+    return [shlex.quote(option) for option in options]

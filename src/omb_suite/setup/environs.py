@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from omb_suite import mpilib
+from omb_suite import families, mpilib
 
 REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 
@@ -79,11 +79,16 @@ def has_osu(entry: dict[str, Any]) -> bool:
     return bool(entry.get('osu_root')) or shutil.which('osu_latency', path=search) is not None
 
 
+#: Feature of every environment omb-setup registers: its ``extras`` hold its facts (a site's
+#: own environments lack it, and the suite finds theirs: omb_suite.rfm.environ_facts).
+REGISTERED_FEATURE = 'omb_setup'
+
+
 def features(entry: dict[str, Any]) -> list[str]:
     family = entry['mpi_family']
-    feats = ['mpi', family]
-    if family.startswith('mvapich'):
-        feats.append('mvapich')
+    # a record's extra features: MVAPICH2's environments also select as '+mvapich'
+    feats = ['mpi', family, REGISTERED_FEATURE,
+             *(families.get(family)['features'] if families.known(family) else [])]
     if has_osu(entry):
         feats.append('osu')
     feats += [gpu for gpu in ('cuda', 'rocm') if entry.get(gpu)]

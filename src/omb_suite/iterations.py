@@ -1,0 +1,268 @@
+"""Warm-up (``-x``) and iterations (``-i``) per test from the partition's own history.
+
+OSU's default counts are the same whatever the noise. Here each reported size's earlier runs
+(same partition, environment and test: benchmark, placement, algorithm, scale) give the
+run-to-run spread of its reported figure, and one ``-i`` for the whole sweep is the smallest
+with which the gate (``omb-review check``) still catches ``step`` at ``power`` at every size,
+or, where even OSU's defaults cannot, loses at most ``power_loss`` of the defaults' power.
+
+- Spread: the gate's own estimator (``omb_review.detect.noise``: successive differences, a
+  two-state or drifting series barely moves it) relative to the median.
+- How the spread shrinks with iterations: ``s(n) = s(n0) * (n0 / n) ** exponent``, the
+  exponent per OSU loop and size band measured with real OSU runs (``data/iterations.yaml``,
+  its provenance there); 0.5 would be independent iterations, less is what runs share.
+- Power of the gate for a step at spread ``s``: its U test with ``latest`` and ``baseline``
+  runs (efficiency 3/pi against a t test), or with too few runs for the U test to reach
+  ``alpha``, its range+z rule (``z_min``), times the chance that the medians move past its
+  ``threshold`` (one half for a step equal to it, whatever ``s``).
+- OSU applies one ``-i``/``-x`` to every size (``set_num_iterations``): the count is chosen
+  for the sweep, then kept only if the cost model says it is cheaper than OSU's defaults.
+- No counts below the measured range (``lowest_fraction`` of OSU's default at every size).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from statistics import NormalDist
+
+import numpy as np
+
+from omb_suite import osu_limits, yamldata
+
+_DATA = Path(__file__).parent / 'data' / 'iterations.yaml'
+MAD_SIGMA = 1.4826
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What the chosen counts must achieve (``data/iterations.yaml``)."""
+
+    step: float
+    power: float
+    power_loss: float
+    alpha: float
+    z_min: float
+    threshold: float
+    latest: int
+    baseline: int
+    min_history: int
+    lowest_fraction: float
+
+
+@cache
+def _data() -> dict:
+    return yamldata.load(_DATA.read_text())
+
+
+def goal() -> Goal:
+    d = _data()
+    return Goal(**d['target'], **d['gate'], **d['rules'])
+
+
+def exponent(benchmark: str, size: int, declared: dict | None = None) -> float:
+    """How fast the spread of a run's figure shrinks with iterations, for this program's
+    OSU loop at this size: the partition's declared ``iteration_shrink`` (extras, measured on
+    it with ``benchmarks/verdict_power.py``), else ``data/iterations.yaml``'s default."""
+    band = 'large' if osu_limits.is_large(size) else 'small'
+    kind = osu_limits.loop_kind(benchmark)
+    value = ((declared or {}).get(kind) or {}).get(band)
+    return float(_data()['shrink_default'] if value is None else value)
+
+
+def fit_exponents(cells: dict[tuple[str, str, int], dict[int, list[float]]]
+                  ) -> dict[str, dict[str, tuple[float, float]]]:
+    """``{loop kind: {band: (slope, exponent)}}`` from real runs at several counts:
+    ``cells[(program, band, size)][iterations]`` = the figures of repeated runs. The slope of
+    log spread on log iterations with each size its own level, and the exponent: its upper
+    95 % bound clamped to [0, 0.5] (erring towards more iterations)."""
+    pooled: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    for (program, band, _), by_count in cells.items():
+        pts = [(math.log(n), math.log(s)) for n, v in by_count.items() if (s := spread(v)) > 0]
+        if len(pts) < 2:
+            continue
+        x, y = np.array(pts).T
+        xs, ys = pooled.setdefault((osu_limits.loop_kind(program), band), ([], []))
+        xs += list(x - x.mean())
+        ys += list(y - y.mean())
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for (kind, band), (xs, ys) in pooled.items():
+        x, y = np.array(xs), np.array(ys)
+        slope = float((x * y).sum() / (x * x).sum())
+        groups = sum(1 for c in cells if osu_limits.loop_kind(c[0]) == kind and c[1] == band)
+        resid = ((y - slope * x) ** 2).sum() / max(len(x) - groups - 1, 1)
+        upper = -slope + 1.96 * math.sqrt(resid / (x * x).sum())
+        out.setdefault(kind, {})[band] = (-slope, min(max(upper, 0.0), 0.5))
+    return out
+
+
+def spread(values: list[float] | np.ndarray) -> float:
+    """Relative run-to-run spread: ``omb_review.detect.noise`` over the median (the same
+    estimator the gate uses; ``tests/test_iterations.py`` keeps them equal)."""
+    y = np.asarray(values, dtype=float)
+    med = abs(float(np.median(y))) if len(y) else 0.0
+    if len(y) < 3 or not med:
+        return 0.0
+    d = np.abs(np.diff(y) - np.median(np.diff(y)))
+    sigma = MAD_SIGMA * float(np.median(d)) / np.sqrt(2)
+    return (sigma or float(np.sqrt(np.pi / 2) * d.mean() / np.sqrt(2))) / med
+
+
+def _test_of(g: Goal) -> tuple[float, float]:
+    """(scale, critical z) of the gate's test: power = Phi(scale * step / s - z)."""
+    if 1 / math.comb(g.latest + g.baseline, g.latest) <= g.alpha:
+        scale = math.sqrt(3 / math.pi * g.latest * g.baseline / (g.latest + g.baseline))
+        return scale, NormalDist().inv_cdf(1 - g.alpha)
+    return 1.0, g.z_min
+
+
+def power(rel_spread: float, g: Goal) -> float:
+    """Probability that the gate names a ``g.step`` step at this relative spread: its test
+    is significant, and the change of medians reaches its ``threshold`` (taken as
+    independent; the medians' difference spreads by sqrt(pi/2) s sqrt(1/latest + 1/baseline)
+    for normal noise). A step equal to the threshold reaches it half the time at any spread."""
+    if rel_spread <= 0:
+        return 1.0 if g.step >= g.threshold else 0.0
+    scale, z = _test_of(g)
+    medians = math.sqrt(math.pi / 2 * (1 / g.latest + 1 / g.baseline)) * rel_spread
+    return NormalDist().cdf(scale * g.step / rel_spread - z) * \
+        NormalDist().cdf((g.step - g.threshold) / medians)
+
+
+def spread_needed(p: float, g: Goal) -> float:
+    """The largest relative spread at which the gate's power is at least ``p`` (bisection
+    on log spread: power falls as the spread grows); 0 if no spread reaches ``p``, infinite
+    if every spread does (noise alone carries the test past its bound that often)."""
+    lo, hi = 1e-6, 10.0
+    if power(hi, g) >= p:
+        return math.inf
+    if power(lo, g) < p:
+        return 0.0
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if power(mid, g) >= p else (lo, mid)
+    return lo
+
+
+@dataclass(frozen=True)
+class SizeHistory:
+    """One reported size's earlier runs: their figures and the ``-i`` they ran with
+    (``None``: OSU's default at that size)."""
+
+    size: int
+    values: list[float]
+    iterations: int | None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The counts for one test (``None``: OSU's defaults) and why."""
+
+    warmup: int | None
+    iterations: int | None
+    reason: str
+
+
+def _need(benchmark: str, size: int, s_default: float, g: Goal, beta: float
+          ) -> tuple[float, float]:
+    """(smallest -i for this size, the gate's power at OSU's default) from the spread at
+    OSU's default count."""
+    default = osu_limits.loop(benchmark, [size])[0][2]
+    p_default = power(s_default, g)
+    wanted = min(g.power, p_default - g.power_loss)
+    floor = g.lowest_fraction * default
+    needed = spread_needed(wanted, g)
+    if wanted <= 0 or s_default == 0 or beta == 0 or needed == math.inf:
+        return floor, p_default
+    if needed == 0:  # out of reach at any count: OSU's
+        return default, p_default
+    return max(floor, default * (s_default / needed) ** (1 / beta)), p_default
+
+
+def _round_up(n: float) -> int:
+    """Two significant digits, rounded up (2000, 350, 12)."""
+    digits = max(math.floor(math.log10(max(n, 1))) - 1, 0)
+    return int(math.ceil(n / 10**digits) * 10**digits)
+
+
+Cost = Callable[[int | None, int | None], float]
+
+
+def choose(benchmark: str, label: str, history: list[SizeHistory], cost: Cost | None = None,
+           shrink: dict | None = None) -> Choice:
+    """The counts for one test from its reported sizes' ``history``; ``cost(warmup,
+    iterations)`` (seconds, ``None`` = OSU's defaults) keeps them only when cheaper;
+    ``shrink``: the partition's declared exponents (:func:`exponent`)."""
+    g = goal()
+    if osu_limits.loop_kind(benchmark) is None or not history:
+        return Choice(None, None, f'{label}: OSU\'s defaults (no size sweep or no size reported)')
+    short = [h.size for h in history if len(h.values) < g.min_history]
+    if short:
+        return Choice(None, None, f'{label}: OSU\'s defaults (history: fewer than '
+                      f'{g.min_history} runs at {_sizes(short)})')
+    at_default = {}
+    for h in history:
+        default = osu_limits.loop(benchmark, [h.size])[0][2]
+        at_default[h.size] = spread(h.values) * ((h.iterations or default) / default) ** \
+            exponent(benchmark, h.size, shrink)
+    runs = f'history: {min(len(h.values) for h in history)} runs'
+    return _decide(benchmark, label, at_default, runs, cost, shrink)
+
+
+def choose_for_spread(benchmark: str, label: str, sizes: list[int], rel_spread: float,
+                      cost: Cost | None = None, shrink: dict | None = None) -> Choice:
+    """The counts a history spreading by ``rel_spread`` at OSU's defaults at every size would
+    choose (what a site can expect before it has one)."""
+    if osu_limits.loop_kind(benchmark) is None or not sizes:
+        return Choice(None, None, f'{label}: OSU\'s defaults (no size sweep or no size reported)')
+    return _decide(benchmark, label, dict.fromkeys(sizes, rel_spread), 'assumed', cost, shrink)
+
+
+def _decide(benchmark: str, label: str, at_default: dict[int, float], runs: str,
+            cost: Cost | None, shrink: dict | None) -> Choice:
+    """One -i for the sweep from each size's spread at OSU's default count."""
+    g = goal()
+    beta = {s: exponent(benchmark, s, shrink) for s in at_default}
+    needs = {s: _need(benchmark, s, sd, g, beta[s]) for s, sd in at_default.items()}
+    n = _round_up(max(need for need, _ in needs.values()))
+    largest = max(i for *_, i in osu_limits.loop(benchmark, sorted(needs)))
+    chosen = {s: power(_spread_at(benchmark, s, at_default[s], n, beta[s]), g) for s in needs}
+    worst = min(chosen, key=chosen.get)
+    why = (f'{runs}; weakest {_sizes([worst])}, spread {at_default[worst]:.1%} at OSU\'s '
+           f'default -> a {g.step:.0%} step caught at {chosen[worst]:.0%} (OSU\'s defaults: '
+           f'{needs[worst][1]:.0%})')
+    if n >= largest:
+        return Choice(None, None, f'{label}: OSU\'s defaults ({why})')
+    x = _warmup(benchmark, n)
+    if cost is not None and cost(x, n) >= cost(None, None):
+        return Choice(None, None, f'{label}: OSU\'s defaults (-i {n} for the whole sweep '
+                      f'would cost more; {why})')
+    return Choice(x, n, f'{label}: -i {n} -x {x} for the whole sweep ({why})')
+
+
+def _spread_at(benchmark: str, size: int, s_default: float, n: int, beta: float) -> float:
+    default = osu_limits.loop(benchmark, [size])[0][2]
+    return s_default * (default / n) ** beta
+
+
+def _warmup(benchmark: str, n: int) -> int:
+    """OSU's own warm-up per timed iteration (the larger of its two bands), at least its
+    smaller default warm-up."""
+    small, large = (osu_limits.loop(benchmark, [s])[0] for s in (1, 2**20))
+    ratio = max(small[1] / small[2], large[1] / large[2])
+    return max(min(small[1], large[1]), math.ceil(n * ratio))
+
+
+def _sizes(sizes: list[int]) -> str:
+    return ', '.join(size_text(s) for s in sizes)
+
+
+def size_text(size: int) -> str:
+    """``8 B``, ``64 KiB``, ``4 MiB``."""
+    for unit, shift in (('MiB', 20), ('KiB', 10)):
+        if size >= 1 << shift and size % (1 << shift) == 0:
+            return f'{size >> shift} {unit}'
+    return f'{size} B'

@@ -1,0 +1,170 @@
+"""-x/-i from the partition's own history (omb_suite.iterations, rfm/iterations.py): the
+choice on real perflogs, the gate's settings it rests on, and the counts in the generated
+command, with the reason printed; --mode upgrade and no history keep OSU's defaults."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from rfm_helpers import job_scripts, launch_line, run_reframe, two_family_registry
+from testdata import REPO
+
+from omb_review.detect import Settings, noise
+from omb_suite import costfit, iterations
+
+TREND = REPO / 'tests' / 'review' / 'data' / 'trend' / 'local' / 'default' / 'OsuPt2Pt.log'
+SPREAD = REPO / 'tests' / 'data' / 'iterations' / 'osu73_openmpi_spread.json'
+LATENCY = 'OsuPt2Pt %benchmark=osu_latency %placement=intra_socket %buffers=H H'
+
+
+def _history(benchmark: str, runs: int) -> list[iterations.SizeHistory]:
+    """The real trend perflog (80 sessions at OSU's defaults): first ``runs`` per size."""
+    rows = [r for r in costfit.read_perflog(TREND)[0] if r['benchmark'] == benchmark]
+    metric = 'latency' if benchmark == 'osu_latency' else 'bandwidth'
+    sizes = sorted({int(r['perf_var'].split('_')[1]) for r in rows
+                    if r['perf_var'].startswith(f'{metric}_')})
+    return [iterations.SizeHistory(s, [float(r['perf_value']) for r in rows
+                                       if r['perf_var'] == f'{metric}_{s}'][:runs], None)
+            for s in sizes]
+
+
+def test_the_goal_uses_the_gates_own_settings():
+    g, s = iterations.goal(), Settings()
+    assert (g.alpha, g.z_min, g.threshold, g.baseline) == \
+        (s.alpha, s.z_min, s.threshold, s.baseline_runs)
+
+
+@pytest.mark.parametrize('benchmark', ['osu_latency', 'osu_bw'])
+def test_spread_is_the_gates_noise_over_the_median(benchmark):
+    for h in _history(benchmark, 80):
+        y = np.array(h.values)
+        assert iterations.spread(y) == pytest.approx(noise(y) / np.median(y))
+
+
+def test_power_and_the_spread_it_needs_are_inverse():
+    g = iterations.goal()
+    for p in (0.05, 0.3, 0.45):
+        assert iterations.power(iterations.spread_needed(p, g), g) == pytest.approx(p, rel=1e-6)
+    assert iterations.power(0.01, g) > iterations.power(0.05, g) > iterations.power(0.2, g)
+
+
+def test_a_step_equal_to_the_gates_threshold_is_caught_at_most_half_the_time():
+    g = iterations.goal()
+    assert g.step == g.threshold
+    assert iterations.power(1e-4, g) == pytest.approx(0.5)
+    assert iterations.spread_needed(g.power, g) == 0  # 90 % is out of reach
+
+
+def _measured() -> dict:
+    """The exponents fitted from the real OSU runs recorded in tests/data/iterations."""
+    cells: dict = {}
+    for r in json.loads(SPREAD.read_text())['runs']:
+        for size, value in r['values'].items():
+            cells.setdefault((r['program'], r['band'], int(size)), {}).setdefault(
+                r['iterations'], []).append(value)
+    return {k: {b: e for b, (_, e) in bands.items()}
+            for k, bands in iterations.fit_exponents(cells).items()}
+
+
+def test_the_recorded_runs_say_iterations_do_not_narrow_latency_on_this_vm():
+    """Real OSU 7.3 runs at 3-100 % of OSU's counts (loaded 2-core VM): the spread of
+    osu_latency's figures does not shrink with iterations; osu_allreduce's small sizes do."""
+    fitted = _measured()
+    assert fitted['latency'] == {'small': 0.0, 'large': 0.0}
+    assert 0 < fitted['collective']['small'] <= 0.5
+    assert json.loads(SPREAD.read_text())['provenance']['osu'].startswith('OSU 7.3')
+
+
+def test_latency_on_the_noisy_vm_runs_the_fewest_iterations_at_the_same_power():
+    choice = iterations.choose('osu_latency', 'osu_latency intra_socket',
+                               _history('osu_latency', 30), shrink=_measured())
+    # spread does not shrink with iterations there: the fewest the measured range allows
+    assert choice.iterations == round(iterations.goal().lowest_fraction * 10000)
+    assert choice.warmup == 10  # OSU's smaller default warm-up of osu_latency
+    assert choice.reason.startswith('osu_latency intra_socket: -i 300 -x 10 for the whole '
+                                    'sweep (history: 30 runs; weakest 1 KiB, spread 24.3%')
+    caught, default = (float(p.rstrip('%)')) for p in
+                       choice.reason.split('caught at ')[1].split(" (OSU's defaults: "))
+    assert caught >= default - 100 * iterations.goal().power_loss
+
+
+def test_independent_iterations_keep_the_defaults_power_within_its_loss():
+    """At 1 % spread and independent iterations (the default exponent), osu_latency needs
+    (1 % / the spread at which the gate keeps its power at OSU's defaults less power_loss)^2
+    of OSU's 10000."""
+    g = iterations.goal()
+    choice = iterations.choose_for_spread('osu_latency', 'lat', [1, 8, 1024], 0.01)
+    need = 10000 * (0.01 / iterations.spread_needed(iterations.power(0.01, g) - g.power_loss,
+                                                    g)) ** 2
+    assert need <= choice.iterations <= need * 1.05 < 10000
+
+
+def test_too_short_a_history_keeps_osus_defaults():
+    choice = iterations.choose('osu_latency', 'osu_latency intra_socket',
+                               _history('osu_latency', 5))
+    assert (choice.warmup, choice.iterations) == (None, None)
+    assert 'fewer than 20 runs at 1 B, 8 B, 1 KiB, 64 KiB, 1 MiB, 4 MiB' in choice.reason
+
+
+def test_counts_that_would_cost_more_than_the_defaults_are_not_taken():
+    choice = iterations.choose('osu_latency', 'lat', _history('osu_latency', 30),
+                               cost=lambda x, i: 1.0 if i is None else 2.0)
+    assert (choice.warmup, choice.iterations) == (None, None)
+    assert 'would cost more' in choice.reason
+
+
+@pytest.fixture
+def history_dir(tmp_path):
+    """System ``vm``: ``local`` with the exponents measured on this VM declared
+    (``iteration_shrink``), and the real trend perflog (80 sessions) as its partition's
+    history, its environment renamed to the dry run's registry name."""
+    systems = tmp_path / 'systems'
+    systems.mkdir()
+    local = (REPO / 'reframe' / 'config' / 'systems' / 'local.py').read_text()
+    (systems / 'vm.py').write_text(
+        local.replace("'name': 'local'", "'name': 'vm'")
+        .replace("'extras': {", f"'extras': {{'iteration_shrink': {_measured()!r}, "))
+    where = tmp_path / 'results' / 'vm' / 'default'
+    where.mkdir(parents=True)
+    # as ReFrame rotates a perflog written before the columns warmup/iterations
+    (where / 'OsuPt2Pt.log.h0').write_text(TREND.read_text().replace('|system-openmpi|',
+                                                                     '|test-openmpi|'))
+    return tmp_path
+
+
+def _dry_run(tmp, *args: str):
+    return run_reframe(tmp, '--dry-run', '-p', 'test-openmpi', '-n', 'OsuPt2Pt', *args,
+                       registry=two_family_registry(tmp), checks=('osu_pt2pt.py',),
+                       extra_env={'OMB_SYSTEMS_PATH': str(tmp / 'systems')})
+
+
+def _latency_script(tmp_path) -> str:
+    return next(s for s in job_scripts(tmp_path).values() if '/osu_latency ' in s)
+
+
+def test_dry_run_takes_the_counts_from_history_and_prints_why(history_dir):
+    out = _dry_run(history_dir, '--system', 'vm')
+    assert out.returncode == 0, out.stdout + out.stderr
+    line = launch_line(_latency_script(history_dir), 'osu_latency')
+    assert ' -x 10 -i 300' in line
+    assert f'{LATENCY} on vm:default+test-openmpi: -i 300 -x 10 for the whole sweep ' \
+           '(history: 80 runs; weakest' in out.stdout
+
+
+def test_mode_upgrade_keeps_full_counts(history_dir):
+    out = _dry_run(history_dir, '--system', 'vm', '--mode', 'upgrade')
+    # upgrade requires references, which a scratch prefix has none of: the scripts are written
+    assert 'no reference value found' in out.stdout
+    assert ' -x 1000 -i 10000' in launch_line(_latency_script(history_dir), 'osu_latency')
+    assert 'for the whole sweep' not in out.stdout
+
+
+def test_no_history_keeps_osus_defaults(tmp_path):
+    (tmp_path / 'systems').mkdir()
+    out = _dry_run(tmp_path, '--system', 'local')
+    assert out.returncode == 0, out.stdout + out.stderr
+    line = launch_line(_latency_script(tmp_path), 'osu_latency')
+    assert ' -i ' not in line and ' -x ' not in line
+    assert 'fewer than 20 runs' in out.stdout
