@@ -1,19 +1,22 @@
 """What the suite costs on top of OSU itself, measured in one process.
 
-    python benchmarks/harness_overhead.py [--repeat 5] [--cluster] [--no-verdict]
+    python benchmarks/harness_overhead.py [--repeat 5] [--smoke] [--cluster] [--no-verdict]
+        [--hpctestlib-reframe R]
 
 (a) three tests (osu_latency intra_socket, osu_allreduce and osu_alltoall with the default
     algorithm on 2 ranks, ``-m 8:8 -x 10 -i 1000``) through ``reframe`` (with the
-    collectives' correctness run and its compile, which they depend on) vs the same three
-    OSU commands launched bare (no wrapper, no evidence output), and vs ReFrame's hpctestlib
-    ``osu_run`` with the same flags (``--hpctestlib-reframe``: the ``reframe`` of a
-    reframe-hpc 4.9 install, the last release that ships hpctestlib);
+    collectives' correctness run they depend on) vs the same three OSU launches bare (no
+    time limit, no wrapper, no evidence output) vs ReFrame's hpctestlib ``osu_run`` with the
+    same programs and flags (``--hpctestlib-reframe`` or ``$OMB_HPCTESTLIB_REFRAME``: the
+    ``reframe`` of a reframe-hpc 4.9.3 install, the last release that ships hpctestlib),
+    rounds interleaved; and, from one round, where the suite's time goes;
 (b) the default verdict set on ``local`` (and with ``--cluster`` on the mini-cluster, the whole
     run in one Slurm allocation) vs the sum of the bare runtimes of exactly the OSU commands
     the suite ran (read back from ReFrame's output directory);
-and the listing time of the default set on ``local`` and on a site of 4 partitions x 4
-environments (a dry-run fixture). Prints medians of ``--repeat`` rounds, each ratio and its
-target. Needs OSU registered (omb-setup) for the Open MPI environment.
+and ``reframe -l`` of the verdict set with its predicted cost on ``local``, ``example-epyc``
+and a site of 4 partitions x 4 environments. Prints medians of ``--repeat`` rounds, each
+ratio and its target. Needs OSU registered (omb-setup) for the Open MPI environment.
+``--smoke`` (CI, tests/test_benchmark_scripts.py): one round, no verdict set.
 """
 
 from __future__ import annotations
@@ -22,12 +25,15 @@ import argparse
 import json
 import os
 import re
+import resource
 import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,6 +42,7 @@ SETTINGS = str(REPO / 'reframe' / 'config' / 'settings.py')
 CHECKS = str(REPO / 'reframe' / 'checks')
 sys.path.insert(0, str(REPO / 'src'))
 
+from omb_suite import probe  # noqa: E402
 from omb_suite.setup import environs  # noqa: E402
 
 THREE = ['-n', 'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket%buffers=HH',
@@ -43,7 +50,7 @@ THREE = ['-n', 'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket%buffers=HH
 FLAGS = ['-S', 'min_size=8', '-S', 'max_size=8', '-S', 'warmup=10', '-S', 'iterations=1000']
 #: Exports that exist only to prove what the suite checks (not part of a bare OSU run).
 EVIDENCE_VARS = ('OMPI_MCA_coll_base_verbose', 'OMPI_MCA_mpi_show_mca_params')
-TARGETS = {'three': 1.5, 'list_local': 1.5, 'list_4x4': 3.0, 'verdict': 1.15,
+TARGETS = {'three': 1.5, 'list_local': 1.5, 'list_4x4': 3.0, 'list_epyc': 3.0, 'verdict': 1.15,
            'node_minutes': 10.0}
 
 
@@ -59,33 +66,49 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = 
 
 
 def reframe(work: Path, *args: str, env: dict[str, str] | None = None,
-            launcher: list[str] | None = None) -> tuple[float, subprocess.CompletedProcess]:
+            launcher: list[str] | None = None,
+            check: bool = True) -> tuple[float, subprocess.CompletedProcess]:
     cmd = [*(launcher or []), REFRAME, '--nocolor', '-C', SETTINGS, '-c', CHECKS, '--prefix',
            str(work / 'rfm'), *args]
     return timed(cmd, env=dict(env or os.environ, OMB_RESULTS_DIR=str(work / 'results')),
-                 cwd=work)
+                 cwd=work, check=check)
 
 
-def bare_commands(output: Path) -> list[tuple[dict[str, str], str, Path]]:
-    """(environment, launch line without the rank wrapper, test dir) of every OSU test that
-    ran (the correctness runs and the probe are the suite's own cost, not OSU's)."""
+#: The rank wrapper and its options (job_sources/omb_rank.sh), and the time limit around the
+#: launch: the suite's, not part of a bare OSU launch.
+WRAPPER = re.compile(r'\./omb_rank\.sh(?: --preload \S+| --gpu \S+ \S+| --rank0-env \S+)* ')
+LIMIT = re.compile(r'^timeout(?: --\S+)* \d+s ')
+
+
+def job_launches(output: Path) -> list[tuple[dict[str, str], str, Path]]:
+    """(environment, launch line as the job ran it, test dir) of every launch through the
+    rank wrapper in ReFrame's output directory."""
     found = []
     for script in sorted(output.rglob('rfm_job.sh')):
         env: dict[str, str] = {}
-        launch = None
         for line in script.read_text().splitlines():
             if m := re.match(r'export (\w+)=(.*)$', line):
                 if m[1] not in EVIDENCE_VARS:
                     env[m[1]] = os.path.expandvars(m[2].strip('"'))
             elif './omb_rank.sh' in line:
-                launch = re.sub(r'\./omb_rank\.sh( --gpu \S+ \S+)? ', '', line)
-        if launch and re.search(r'/osu_\w+ ', launch + ' '):
-            found.append((env, launch, script.parent))
+                found.append((env, line, script.parent))
     return found
 
 
+def bare(launch: str) -> str:
+    """The launch without the time limit and the rank wrapper (and its options)."""
+    return WRAPPER.sub('', LIMIT.sub('', launch))
+
+
+def bare_commands(output: Path) -> list[tuple[dict[str, str], str, Path]]:
+    """(environment, bare launch line, test dir) of every OSU launch that ran (the
+    correctness runs and the probe are the suite's own cost, not OSU's)."""
+    return [(env, bare(line), where) for env, line, where in job_launches(output)
+            if re.search(r'/osu_\w+ ', bare(line) + ' ')]
+
+
 def run_bare(commands: list[tuple[dict[str, str], str, Path]]) -> float:
-    """Sum of the wall times of the bare launches (each in a scratch copy of its directory)."""
+    """Sum of the wall times of the launches (each in its test's output directory)."""
     total = 0.0
     for env, launch, where in commands:
         wall, _ = timed(['bash', '-c', launch], env={**os.environ, **env}, cwd=where)
@@ -123,51 +146,89 @@ site_configuration = {
 """
 
 
-def section_hpctestlib(reframe49: str, repeat: int, osu_root: str) -> float:
-    """Median wall time of hpctestlib's osu_run for the same three programs and flags."""
+def hpctestlib_round(reframe49: str, osu_root: str) -> float:
+    """One run of hpctestlib's osu_run for the same three programs and flags (wall s)."""
     mpi = Path(osu_root) / 'libexec' / 'osu-micro-benchmarks' / 'mpi'
-    walls = []
-    for _ in range(repeat):
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            (work / 'check.py').write_text(HPCTESTLIB_CHECK)
-            (work / 'config.py').write_text(HPCTESTLIB_CONFIG % (
-                f"{mpi / 'pt2pt'}:{mpi / 'collective'}"))
-            wall, out = timed([reframe49, '--nocolor', '-C', str(work / 'config.py'), '-c',
-                               str(work / 'check.py'), '--prefix', str(work / 'rfm'), '-n',
-                               'same_flags%benchmark_info=mpi.(pt2pt.osu_latency|collective.'
-                               'osu_allreduce|collective.osu_alltoall)', '-S', 'num_tasks=2',
-                               '-S', 'num_tasks_per_node=2', '-r'], cwd=work)
-            if len(re.findall(r'^\[ +OK \]', out.stdout, re.M)) != 3:
-                raise SystemExit(f'hpctestlib run did not pass 3 tests:\n{out.stdout[-3000:]}')
-            walls.append(wall)
-    return median(walls)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / 'check.py').write_text(HPCTESTLIB_CHECK)
+        (work / 'config.py').write_text(HPCTESTLIB_CONFIG % f"{mpi / 'pt2pt'}:{mpi / 'collective'}")
+        wall, out = timed([reframe49, '--nocolor', '-C', str(work / 'config.py'), '-c',
+                           str(work / 'check.py'), '--prefix', str(work / 'rfm'), '-n',
+                           'same_flags%benchmark_info=mpi.(pt2pt.osu_latency|collective.'
+                           'osu_allreduce|collective.osu_alltoall)', '-S', 'num_tasks=2',
+                           '-S', 'num_tasks_per_node=2', '-r'], cwd=work)
+    if len(re.findall(r'^\[ +OK \]', out.stdout, re.M)) != 3:
+        raise SystemExit(f'hpctestlib run did not pass 3 tests:\n{out.stdout[-3000:]}')
+    return wall
 
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def section_three(repeat: int, env_name: str) -> dict[str, float]:
-    suite, bare, as_is = [], [], []
+def suite_round(env_name: str, work: Path, as_is: bool = False) -> float:
+    """One suite run of the three tests (and the correctness run they depend on) in
+    ``work``: its wall time."""
+    env = dict(os.environ, OMB_REFRAME_AS_IS='1') if as_is else None
+    wall, out = reframe(work, '--system', 'local', '-p', env_name, *THREE, *FLAGS, '-r',
+                        env=env)
+    ran = len(re.findall(r'^\[ +OK \] .*(OsuPt2Pt|OsuCollective) %', out.stdout, re.M))
+    if ran != 3 or '(0 failure(s)' not in out.stdout:
+        raise SystemExit(f'expected 3 tests to pass, got {ran}:\n{out.stdout[-3000:]}')
+    return wall
+
+
+def where_the_time_goes(output: Path, env_name: str) -> dict[str, float]:
+    """The suite's costs beside OSU, each measured alone: ReFrame's start-up, loading and
+    listing the selection, the rank wrapper (the launches with it, less without), the
+    correctness launch (its program already built)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        startup, _ = timed([REFRAME, '--version'])
+        listing, _ = reframe(Path(tmp), '--system', 'local', '-p', env_name, *THREE, '-l')
+    launches = job_launches(output)
+    wrapper = str(Path(probe.source_dir()) / probe.WRAPPER)
+    wrapped = [(env, LIMIT.sub('', line).replace('./omb_rank.sh', wrapper), where)
+               for env, line, where in launches if '/osu_' in line]
+    check = [(env, bare(line), where) for env, line, where in launches
+             if 'collective_check' in line]
+    return {'reframe_version_s': startup, 'listing_s': listing,
+            'with_wrapper_s': run_bare(wrapped), 'bare_s': run_bare(bare_commands(output)),
+            'correctness_launch_s': run_bare(check)}
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of every finished child process so far (user + system)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def section_three(repeat: int, env_name: str, reframe49: str | None) -> dict[str, float]:
+    """Rounds of: the suite, the same OSU launches bare, the suite without its ReFrame
+    workarounds, hpctestlib (when given), and the breakdown, interleaved so that a loaded
+    machine weighs on each alike. Medians of wall and CPU seconds (the CPU seconds of the
+    processes follow the load much less than the wall clock)."""
+    root = next(e['osu_root'] for e in environs.load_registry() if e['name'] == env_name)
+    rounds: dict[str, list[float]] = {}
+
+    def keep(name: str, measure: Callable[[], float]) -> None:
+        cpu = children_cpu_s()
+        rounds.setdefault(f'{name}_s', []).append(measure())
+        rounds.setdefault(f'{name}_cpu_s', []).append(children_cpu_s() - cpu)
+
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as tmp:
-            # the same run without the suite's ReFrame workaround (omb_suite.rfm.reframe_speed)
-            wall, _ = reframe(Path(tmp), '--system', 'local', '-p', env_name, *THREE, *FLAGS,
-                              '-r', env=dict(os.environ, OMB_REFRAME_AS_IS='1'))
-            as_is.append(wall)
+            keep('suite', partial(suite_round, env_name, Path(tmp)))
+            output = Path(tmp) / 'rfm' / 'output'
+            keep('bare', partial(run_bare, bare_commands(output)))
+            for part, value in where_the_time_goes(output, env_name).items():
+                rounds.setdefault(f'part_{part}', []).append(value)
+        # the same run without the suite's ReFrame workarounds (omb_suite.rfm.reframe_speed)
         with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            wall, out = reframe(work, '--system', 'local', '-p', env_name, *THREE, *FLAGS, '-r')
-            # the three measurements, plus the collectives' correctness run (and its build)
-            # that they depend on: part of the suite's cost, not of the baseline
-            ran = len(re.findall(r'^\[ +OK \] .*(OsuPt2Pt|OsuCollective) %', out.stdout, re.M))
-            if ran != 3 or '(0 failure(s)' not in out.stdout:
-                raise SystemExit(f'expected 3 tests to pass, got {ran}:\n{out.stdout[-3000:]}')
-            suite.append(wall)
-            bare.append(run_bare(bare_commands(work / 'rfm' / 'output')))
-    result = {'suite_s': median(suite), 'bare_s': median(bare),
-              'reframe_as_is_s': median(as_is)}
+            keep('reframe_as_is', partial(suite_round, env_name, Path(tmp), as_is=True))
+        if reframe49:
+            keep('hpctestlib', partial(hpctestlib_round, reframe49, root))
+    result = {k: median(v) for k, v in rounds.items()}
     result['ratio'] = result['suite_s'] / result['bare_s']
     return result
 
@@ -200,17 +261,31 @@ def fake_site(tmp: Path) -> dict[str, str]:
             'OMB_ENVIRONMENTS_FILE': str(registry)}
 
 
+def listed(work: Path, system: str, env: dict[str, str] | None = None) -> tuple[float, str]:
+    """``reframe -l`` of the verdict set: wall time and output (which must end with the
+    predicted cost of what it lists)."""
+    wall, out = reframe(work, '--system', system, '-l', env=env)
+    if 'Predicted cost' not in out.stdout:
+        raise SystemExit(f'the listing on {system} printed no predicted cost:\n'
+                         f'{out.stdout[-2000:]}{out.stderr[-2000:]}')
+    return wall, out.stdout
+
+
 def section_listing(repeat: int) -> dict[str, float]:
-    local, site = [], []
+    walls: dict[str, list[float]] = {'local_s': [], '4x4_s': [], 'epyc_s': []}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         env4 = fake_site(work)
         for _ in range(repeat):
-            local.append(reframe(work, '--system', 'local', '-l')[0])
-            wall, out = reframe(work, '--system', 'fake4x4', '-l', env=env4)
-            site.append(wall)
-        cases = re.search(r'Found (\d+) check', out.stdout)
-    return {'local_s': median(local), '4x4_s': median(site),
+            for name, system, env in (('local', 'local', None), ('4x4', 'fake4x4', env4),
+                                      ('epyc', 'example-epyc', env4)):
+                cpu = children_cpu_s()
+                wall, text = listed(work, system, env)
+                walls[f'{name}_s'].append(wall)
+                walls.setdefault(f'{name}_cpu_s', []).append(children_cpu_s() - cpu)
+                if name == '4x4':
+                    cases = re.search(r'Found (\d+) check', text)
+    return {**{k: median(v) for k, v in walls.items()},
             '4x4_checks': float(cases.group(1)) if cases else -1}
 
 
@@ -219,14 +294,21 @@ def section_verdict(env: dict[str, str] | None, system: str, launcher: list[str]
     with tempfile.TemporaryDirectory(dir=os.environ.get('OMB_CLUSTER_WORK')) as tmp:
         work = Path(tmp)
         # as scripts/quickstart.sh and cluster-ci.sh run it: one test at a time, serial policy
+        # a failed test (a latency reference missed on a loaded machine) is counted, not fatal
+        cpu = children_cpu_s()
         wall, out = reframe(work, '--system', system, *mode, '--exec-policy', 'serial', '-r',
-                            env=env, launcher=launcher)
+                            env=env, launcher=launcher, check=False)
         summary = re.search(r'Ran (\d+)/(\d+) test case.*?\((\d+) failure', out.stdout)
-        commands = bare_commands(work / 'rfm' / 'output')
+        if summary is None:
+            raise SystemExit(f'the verdict set did not run:\n{out.stdout[-3000:]}'
+                             f'{out.stderr[-2000:]}')
+        # passed tests' job scripts are in output/, failed ones' in stage/
+        commands = bare_commands(work / 'rfm')
+        suite_cpu, cpu = children_cpu_s() - cpu, children_cpu_s()
         bare = run_bare(commands) if launcher is None else float('nan')
     return {'suite_s': wall, 'bare_s': bare, 'ratio': wall / bare if bare == bare else 0.0,
-            'tests': float(summary.group(1)) if summary else -1,
-            'failures': float(summary.group(3)) if summary else -1,
+            'suite_cpu_s': suite_cpu, 'bare_cpu_s': children_cpu_s() - cpu,
+            'tests': float(summary.group(1)), 'failures': float(summary.group(3)),
             'launches': float(len(commands))}
 
 
@@ -248,51 +330,84 @@ def environ_with_osu(asked: str | None) -> str:
     return chosen['name']
 
 
+def hpctestlib_reframe(asked: str | None) -> str | None:
+    """The ``reframe`` of a reframe-hpc install that ships hpctestlib (4.9.3 is the last:
+    4.10 no longer does): ``--hpctestlib-reframe``, else ``$OMB_HPCTESTLIB_REFRAME``."""
+    found = asked or os.environ.get('OMB_HPCTESTLIB_REFRAME')
+    if found and not Path(found).is_file():
+        raise SystemExit(f'{found}: no such reframe (--hpctestlib-reframe, '
+                         'OMB_HPCTESTLIB_REFRAME)')
+    return found
+
+
+def print_three(three: dict[str, float]) -> None:
+    bare_s = three['bare_s']
+    rest = (three['suite_s'] - three['part_listing_s'] - three['part_with_wrapper_s']
+            - three['part_correctness_launch_s'])
+    print(f"(a) 3 tests: suite {three['suite_s']:.2f} s, bare {bare_s:.2f} s: "
+          f"{three['ratio']:.2f}x (target <= {TARGETS['three']}x and below hpctestlib); "
+          f"CPU s: suite {three['suite_cpu_s']:.2f}, bare {three['bare_cpu_s']:.2f}")
+    print(f"    without the ReFrame deprecation workaround (OMB_REFRAME_AS_IS=1): "
+          f"{three['reframe_as_is_s']:.2f} s: {three['reframe_as_is_s'] / bare_s:.2f}x")
+    if 'hpctestlib_s' in three:
+        hpc = three['hpctestlib_s']
+        print(f"    hpctestlib osu_run (ReFrame 4.9.3), same programs and flags: {hpc:.2f} s: "
+              f"{hpc / bare_s:.2f}x bare; the suite is {three['suite_s'] / hpc:.2f}x of it "
+              f"(CPU s: hpctestlib {three['hpctestlib_cpu_s']:.2f}, the suite "
+              f"{three['suite_cpu_s'] / three['hpctestlib_cpu_s']:.2f}x of it)")
+    else:
+        print('    hpctestlib osu_run: not measured (--hpctestlib-reframe or '
+              'OMB_HPCTESTLIB_REFRAME: the reframe of a reframe-hpc 4.9.3 venv; 4.10 ships '
+              'no hpctestlib)')
+    print(f"    where the suite's time goes (medians): reframe --version "
+          f"{three['part_reframe_version_s']:.2f} s; -l of the selection (start-up, loading "
+          f"the checks) {three['part_listing_s']:.2f} s; the rank wrapper "
+          f"{three['part_with_wrapper_s'] - three['part_bare_s']:+.2f} s over "
+          f"{three['part_bare_s']:.2f} s bare; the correctness launch "
+          f"{three['part_correctness_launch_s']:.2f} s; the rest (ReFrame's pipeline, "
+          f"sanity, polling) {rest:.2f} s")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('--repeat', type=int, default=5, help='rounds of (a) and listing (median)')
+    p.add_argument('--smoke', action='store_true',
+                   help='the smallest settings (CI): one round, no verdict set')
     p.add_argument('--environ', help='environment for (a) (default: the first registered '
                    'Open MPI one that has OSU, e.g. spack-openmpi after quickstart)')
     p.add_argument('--mode', default='', help='ReFrame mode for (b), e.g. quick')
     p.add_argument('--no-verdict', action='store_true', help='skip (b) on local')
     p.add_argument('--hpctestlib-reframe', metavar='REFRAME',
-                   help='reframe of a reframe-hpc 4.9 install, to time hpctestlib osu_run')
+                   help='reframe of a reframe-hpc 4.9.3 install, to time hpctestlib osu_run '
+                   '(default: $OMB_HPCTESTLIB_REFRAME)')
     p.add_argument('--cluster', action='store_true',
                    help='also (b) on the mini-cluster in one allocation (tests/cluster/up)')
     args = p.parse_args()
+    if args.smoke:
+        args.repeat, args.no_verdict, args.cluster = 1, True, False
     args.environ = environ_with_osu(args.environ)
     mode = ['--mode', args.mode] if args.mode else []
     report: dict[str, dict[str, float]] = {}
 
-    report['three'] = section_three(args.repeat, args.environ)
-    print(f"(a) 3 tests: suite {report['three']['suite_s']:.2f} s, bare "
-          f"{report['three']['bare_s']:.2f} s: {report['three']['ratio']:.2f}x "
-          f"(target <= {TARGETS['three']}x)")
-    print(f"    without the ReFrame deprecation workaround (OMB_REFRAME_AS_IS=1): "
-          f"{report['three']['reframe_as_is_s']:.2f} s: "
-          f"{report['three']['reframe_as_is_s'] / report['three']['bare_s']:.2f}x")
-    if args.hpctestlib_reframe:
-        root = next(e['osu_root'] for e in environs.load_registry()
-                    if e['name'] == args.environ)
-        hpc = section_hpctestlib(args.hpctestlib_reframe, args.repeat, root)
-        report['three']['hpctestlib_s'] = hpc
-        print(f"    hpctestlib osu_run, same programs and flags: {hpc:.2f} s: "
-              f"{hpc / report['three']['bare_s']:.2f}x bare")
-    else:
-        print('    hpctestlib osu_run: not measured (--hpctestlib-reframe <reframe of a '
-              'reframe-hpc 4.9 install>)')
+    report['three'] = section_three(args.repeat, args.environ,
+                                    hpctestlib_reframe(args.hpctestlib_reframe))
+    print_three(report['three'])
 
     report['listing'] = section_listing(args.repeat)
-    print(f"listing: local {report['listing']['local_s']:.2f} s (target <= "
-          f"{TARGETS['list_local']} s); 4 partitions x 4 environments "
+    print(f"listing with the predicted cost: local {report['listing']['local_s']:.2f} s "
+          f"(target <= {TARGETS['list_local']} s); 4 partitions x 4 environments "
           f"{report['listing']['4x4_s']:.2f} s, {report['listing']['4x4_checks']:.0f} checks "
-          f"(target <= {TARGETS['list_4x4']} s)")
+          f"(target <= {TARGETS['list_4x4']} s); example-epyc "
+          f"{report['listing']['epyc_s']:.2f} s (target <= {TARGETS['list_epyc']} s); CPU s: "
+          f"{report['listing']['local_cpu_s']:.2f}, {report['listing']['4x4_cpu_s']:.2f}, "
+          f"{report['listing']['epyc_cpu_s']:.2f}")
 
     if not args.no_verdict:
         report['verdict_local'] = v = section_verdict(None, 'local', None, mode)
         print(f"(b) verdict set on local: {v['tests']:.0f} test cases, {v['failures']:.0f} "
               f"failures, {v['launches']:.0f} launches; suite {v['suite_s']:.1f} s, bare OSU "
-              f"{v['bare_s']:.1f} s: {v['ratio']:.2f}x (target <= {TARGETS['verdict']}x)")
+              f"{v['bare_s']:.1f} s: {v['ratio']:.2f}x (target <= {TARGETS['verdict']}x); CPU s: "
+              f"suite {v['suite_cpu_s']:.1f}, bare {v['bare_cpu_s']:.1f}")
     if args.cluster:
         report['verdict_cluster'] = cluster_verdict(mode)
     print(json.dumps(report, indent=1))

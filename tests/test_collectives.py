@@ -226,6 +226,8 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     verdict = catalogue.verdict('collective') + catalogue.verdict('nonblocking')
     assert launch_line(check, 'collective_check').endswith(
         ' '.join(['/collective_check 1024', *(n for n in verdict if n in correctness.CHECKABLE)]))
+    # built by the job into the cache unless a run before built it (no build test per run)
+    assert '.omb/build-cache/' in check and 'omb: building collective_check in' in check
     # the exploration's forced algorithms: a short -c run, then the measurement
     (chain,) = [s for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')
                 if 'bcast_algorithm=2' in s]

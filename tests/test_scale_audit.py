@@ -5,20 +5,27 @@ issue 20's reproduction: a size OSU announced it would not run is reported, not 
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 
 import pytest
 from rfm_helpers import (
+    fake_osu_tree,
     job_scripts,
     local_registry,
     needs_osu,
     osu_root,
     run_reframe,
     two_family_registry,
+    write_registry,
 )
+from testdata import REPO
 
 from omb_suite import scale_audit
 
+#: Perflogs of real runs of the verdict set on `local` (spack-openmpi, spack-mpich).
+REAL_PERFLOGS = REPO / 'tests' / 'review' / 'data' / 'ours' / 'local' / 'default'
 SITES = {'example-epyc-xl': 512 * 2**30, 'example-gpu-xl': 512 * 2**30}
 
 
@@ -76,30 +83,41 @@ def test_the_M_reproduction_passes_with_the_sizes_osu_did_not_run_reported(tmp_p
             in out.stdout)
 
 
-@pytest.mark.parametrize(('argv', 'expected'), [
-    (['-c', 'x', '-l'], ['-c', 'x', '--dry-run']),
-    (['-L', 'T', '--system', 'a'], ['--system', 'a', '--dry-run']),
-    (['--list=C', '-n', 'OsuPt2Pt'], ['-n', 'OsuPt2Pt', '--dry-run']),
-    (['-lC'], ['--dry-run']),
-    (['-r', '-n', 'T'], None),                 # not a listing: nothing to add
-])
-def test_a_listing_becomes_the_same_selection_dry_run(argv, expected):
-    from omb_suite.rfm.cost import dry_run_args
-    assert dry_run_args(argv) == expected
+def predicted_lines(stdout: str) -> list[str]:
+    lines = stdout.splitlines()
+    start = lines.index(next(x for x in lines if x.startswith('Predicted cost')))
+    return [x for x in lines[start:] if x.strip()]
 
 
-def test_a_listing_prints_the_predicted_cost_and_leaves_no_perflog(tmp_path):
-    """``-l`` sets no test up: the prediction comes from a dry run of the same selection in a
-    scratch prefix, whose (null) perflogs do not land among the partition's history."""
-    out = run_reframe(tmp_path, '--system', 'example-epyc-xl', '-l', '-n', 'OsuPt2Pt',
-                      registry=two_family_registry(tmp_path))
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert '-l dry-runs the selection' in out.stdout
-    line = next(x for x in out.stdout.splitlines() if x.startswith('  example-epyc-xl:'))
-    assert 'test(s)' in line and 'node-minutes' in line and 'largest: OsuPt2Pt' in line
-    assert not list((tmp_path / 'results').rglob('*.log'))
+@pytest.mark.parametrize('system', ['local', 'example-epyc'])
+def test_a_listing_predicts_what_a_dry_run_of_the_same_selection_predicts(tmp_path, system):
+    """``-l`` sets each listed case up in memory (no dry run): its predicted cost is the
+    dry run's, line for line, with the model fitted from real perflogs of ``local`` and the
+    wall time of an earlier run report; it leaves no perflog, stage directory or report."""
+    osu = fake_osu_tree(tmp_path / 'osu')
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'spack-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(osu), 'osu_version': '7.3', 'source': 'system'},
+        {'name': 'spack-mpich', 'mpi_family': 'mpich', 'mpi_version': '4.0.2',
+         'osu_root': str(osu), 'osu_version': '7.3', 'path': ['/opt/mpich/bin'],
+         'source': 'system'}])
+    shutil.copytree(REAL_PERFLOGS, tmp_path / 'results' / 'local' / 'default')
+    # an earlier run report: osu_alltoall at 2 ranks took 40 x its model (omb_suite.costwall)
+    (tmp_path / 'results' / 'reports').mkdir()
+    (tmp_path / 'results' / 'reports' / 'run-report-1.json').write_text(json.dumps(
+        {'session_info': {'cmdline': 'reframe -r'}, 'runs': [{'testcases': [
+            {'result': 'pass', 'system': 'local', 'partition': 'default',
+             'environ': 'spack-openmpi', 'benchmark': 'osu_alltoall', 'num_tasks': 2,
+             'model_s': 1.0, 'time_run': 40.0}]}]}))
+    listed = run_reframe(tmp_path, '--system', system, '-l', registry=registry)
+    assert listed.returncode == 0, listed.stdout[-3000:] + listed.stderr[-3000:]
     assert not (tmp_path / 'rfm' / 'stage').exists()
-    quick = run_reframe(tmp_path, '--system', 'example-epyc-xl', '-l', '-n', 'OsuPt2Pt',
-                        registry=two_family_registry(tmp_path),
-                        extra_env={'OMB_LIST_PREDICTION': '0'})
-    assert quick.returncode == 0 and 'Predicted cost' not in quick.stdout
+    assert [p.name for p in (tmp_path / 'results').rglob('*.json')] == ['run-report-1.json']
+    assert sorted(p.name for p in (tmp_path / 'results').rglob('*.log')) == \
+        sorted(p.name for p in REAL_PERFLOGS.glob('*.log'))
+    dry = run_reframe(tmp_path, '--system', system, '--dry-run', registry=registry)
+    assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
+    assert predicted_lines(listed.stdout) == predicted_lines(dry.stdout)
+    assert f'  {system}:' in predicted_lines(listed.stdout)[1]
+    if system == 'local':      # the earlier run's wall time, not the model alone
+        assert 'largest: OsuCollective %case=osu_alltoall/default %scale=2' in listed.stdout

@@ -20,9 +20,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from omb_suite import families, forcing
+from omb_suite import families, forcing, yamldata
 from omb_suite.mpilib import version_in
 
 DEFAULT = 'default'
@@ -66,7 +64,7 @@ def load_table(family: str) -> dict[str, Any]:
         raise AlgorithmError(f'{why}; families with tables: {", ".join(FAMILIES)}')
     table = families.get(family)['algorithms']
     path = resources.files('omb_suite') / 'data' / 'algorithms' / f'{table}.yaml'
-    data = yaml.safe_load(path.read_text())
+    data = yamldata.load(path.read_text())
     _validate(family, data)
     return data
 

@@ -10,7 +10,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from omb_suite import yamldata
 
 #: Unit of each parser column that a check reports.
 UNITS: dict[str, str] = {
@@ -77,7 +77,7 @@ def release(version: str) -> tuple[int, ...]:
 @cache
 def _data() -> dict[str, Any]:
     text = resources.files('omb_suite').joinpath('data/catalogue.yaml').read_text()
-    return yaml.safe_load(text)
+    return yamldata.load(text)
 
 
 def _syncs(entry: dict[str, Any]) -> tuple[str, ...]:

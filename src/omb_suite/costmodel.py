@@ -23,9 +23,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from omb_suite import catalogue, osu_limits
+from omb_suite import catalogue, osu_limits, yamldata
 
 LINKS = ('intra_socket', 'inter_socket', 'inter_node')
 #: The barrier OSU runs after each timed collective (its cost is part of every iteration).
@@ -36,7 +34,7 @@ Corrections = dict[tuple[str, int, str], list[tuple[int, float]]]
 
 @cache
 def _data() -> dict[str, Any]:
-    return yaml.safe_load(resources.files('omb_suite').joinpath('data/perf_model.yaml')
+    return yamldata.load(resources.files('omb_suite').joinpath('data/perf_model.yaml')
                           .read_text())
 
 

@@ -22,8 +22,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from omb_suite import yamldata
 from omb_suite.topology import Topology
 
 PLACEHOLDERS = ('tasks', 'nodes', 'tasks_per_node', 'sockets', 'cores_per_socket',
@@ -171,7 +170,7 @@ def read_record(name: str, entry: dict[str, Any]) -> Dialect:
 @cache
 def dialects() -> dict[str, Dialect]:
     folder = resources.files('omb_suite').joinpath('data/launchers')
-    return {path.name[:-5]: read_record(path.name[:-5], yaml.safe_load(path.read_text()))
+    return {path.name[:-5]: read_record(path.name[:-5], yamldata.load(path.read_text()))
             for path in sorted(folder.iterdir(), key=lambda p: p.name)
             if path.name.endswith('.yaml')}
 

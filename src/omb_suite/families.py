@@ -16,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
+from omb_suite import yamldata
 
 #: Status of a family whose libraries this suite ran; anything else is 'on paper'.
 RUN_HERE = 'run here'
@@ -57,7 +57,7 @@ def get(family: str) -> dict[str, Any]:
         raise FamilyError(f'unknown MPI family {family!r}; known: {", ".join(names())} '
                           f'(a new one is a record in data/families/)')
     where = f'data/families/{family}.yaml'
-    record = yaml.safe_load((_directory() / f'{family}.yaml').read_text())
+    record = yamldata.load((_directory() / f'{family}.yaml').read_text())
     validate(where, family, record)
     return record
 

@@ -30,9 +30,8 @@ from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
-import yaml
 
-from omb_suite import osu_limits
+from omb_suite import osu_limits, yamldata
 
 _DATA = Path(__file__).parent / 'data' / 'iterations.yaml'
 MAD_SIGMA = 1.4826
@@ -56,7 +55,7 @@ class Goal:
 
 @cache
 def _data() -> dict:
-    return yaml.safe_load(_DATA.read_text())
+    return yamldata.load(_DATA.read_text())
 
 
 def goal() -> Goal:

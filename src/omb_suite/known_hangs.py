@@ -15,8 +15,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
+from omb_suite import yamldata
 from omb_suite.mpilib import parse_version
 
 
@@ -34,7 +33,7 @@ class Run:
 @cache
 def _rules() -> list[dict[str, Any]]:
     text = resources.files('omb_suite').joinpath('data/known_hangs.yaml').read_text()
-    return yaml.safe_load(text)['hangs']
+    return yamldata.load(text)['hangs']
 
 
 def affects(rule: dict[str, Any], run: Run) -> bool:

@@ -18,9 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from omb_suite import catalogue
+from omb_suite import catalogue, yamldata
 
 #: What rank 0 prints when it lowers the largest size (check_mem_limit, no newline after it).
 _ANNOUNCED = re.compile(r"Warning! Limiting max message size to: (\d+)")
@@ -32,7 +30,7 @@ MEMORY_SHARE = 0.5
 
 @cache
 def _data() -> dict[str, Any]:
-    return yaml.safe_load(resources.files('omb_suite').joinpath('data/osu_limits.yaml')
+    return yamldata.load(resources.files('omb_suite').joinpath('data/osu_limits.yaml')
                           .read_text())
 
 

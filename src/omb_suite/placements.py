@@ -19,9 +19,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
-from omb_suite import dialects, families
+from omb_suite import dialects, families, yamldata
 from omb_suite.dialects import JobNumbers
 from omb_suite.probe import RankPlace, wrong_placement
 from omb_suite.topology import Topology
@@ -202,7 +200,7 @@ _PAIR_RULES = {'hosts': ('same', 'different'), 'sockets': ('one', 'different')}
 @cache
 def _table() -> dict[str, Any]:
     text = resources.files('omb_suite').joinpath('data/placements.yaml').read_text()
-    return yaml.safe_load(text)
+    return yamldata.load(text)
 
 
 def _fields(kind: str, name: str, entry: dict[str, Any]) -> dict[str, Any]:

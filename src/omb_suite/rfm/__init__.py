@@ -5,7 +5,7 @@ Imports flow one way: checks -> ``omb_suite.rfm`` -> the pure modules of ``omb_s
 (catalogue, parsing, placements, probe, topology, mpilib, algorithms, evidence) -> data.
 """
 
-from omb_suite.rfm import reframe_speed
+from omb_suite.rfm import listing, reframe_speed
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.collective import OsuCollectiveBase
 from omb_suite.rfm.correctness import CollectiveCorrectnessBase
@@ -32,3 +32,5 @@ __all__ = [
 # ReFrame walks the whole stack for every suppressed deprecation of every log record
 # (measured: a quarter of a small run); see reframe_speed for what is skipped and why.
 reframe_speed.apply()
+# `reframe -l` prints the predicted cost of what it lists (listing: in memory, no dry run)
+listing.apply()

@@ -48,6 +48,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     valid_systems = ['*']
     valid_prog_environs = environ_facts.OSU_ENVIRONS
     maintainers = ['omb-regression-suite']
+    PREPARES_ONLY = ('use_external_references',)
 
     #: OSU install prefix or build tree to take the program from; overrides the
     #: environment's ``osu_root`` and ``$OSU_ROOT``.

@@ -8,44 +8,70 @@ measures: the same library, default algorithms, rank count, mapping, launcher an
 sizes (one MPI_INT to the sweep's largest message), every element of every size compared
 with what it must be (``job_sources/collective_check.c``). A collective that computes wrong data
 fails its check here, and the measurement that depends on it fails with it.
+
+The program is built by the job itself, once per partition, environment and content
+(:mod:`omb_suite.build_cache`), and reused by every later run: no build test per session.
 """
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
-from reframe.core.builtins import fixture, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.builtins import run_before, sanity_function, variable
+from reframe.core.exceptions import ReframeError, SanityError
 
-from omb_suite import catalogue, correctness, costmodel, osu_limits
+from omb_suite import build_cache, catalogue, correctness, costmodel, osu_limits, probe
 from omb_suite.rfm.collective import CollectiveJob
 from omb_suite.rfm.cost import node_memory, partition_model
-from omb_suite.rfm.probe import ProbeSourceBuild
+from omb_suite.setup.environs import repo_root
 
-
-class CollectiveCheckBuild(ProbeSourceBuild):
-    """Compile ``collective_check.c``."""
-
-    descr = 'Build the collective correctness check'
-    sourcepath = correctness.SOURCE
-    executable = correctness.PROGRAM
+#: How the program is compiled (the environment's MPI C compiler with these flags).
+CFLAGS = ['-O2']
 
 
 class CollectiveCorrectnessBase(CollectiveJob):
     """Every checkable collective of the verdict set, on ``scale`` ranks mapped by
     ``mapping`` (the child's parameters), in one launch of our check program."""
 
-    check_build = fixture(CollectiveCheckBuild, scope='environment')
     benchmark = variable(str, value=correctness.PROGRAM)
     tags = {'correctness', 'verdict'}
+
+    #: Where built helper programs are kept between runs (on a file system the compute
+    #: nodes see); ``''``: ``.omb/build-cache`` of the repository.
+    #: :type: :class:`str` :default: ``''``
+    build_cache = variable(str, value='', loggable=False)
 
     @property
     def checked(self) -> list[str]:
         verdict = catalogue.verdict('collective') + catalogue.verdict('nonblocking')
         return [name for name in verdict if name in correctness.CHECKABLE]
 
+    def build_place(self) -> Path:
+        """The cache directory of this program for this partition and environment (a
+        listing computes it and writes nothing)."""
+        env = self.current_environ
+        identity = {'partition': self.current_partition.fullname, 'environ': env.name,
+                    'modules': env.modules, 'env_vars': env.env_vars, 'extras': env.extras}
+        cache = Path(self.build_cache or repo_root() / '.omb' / 'build-cache')
+        return build_cache.place(cache, self.source(), env.cc, CFLAGS, identity)
+
+    def source(self) -> Path:
+        return Path(probe.source_dir()) / correctness.SOURCE
+
     def program(self) -> str:
-        return os.path.join(self.check_build.stagedir, self.check_build.executable)
+        return str(self.build_place() / correctness.PROGRAM)
+
+    @run_before('run')
+    def build_unless_cached(self):
+        where = self.build_place()
+        try:
+            build_cache.stock(where, self.source())
+        except OSError as err:
+            raise ReframeError(f'cannot keep {correctness.PROGRAM} in the build cache '
+                               f'{where.parent} ({err}): give one the jobs can write and the '
+                               'compute nodes see, -S build_cache=DIR') from None
+        self.prerun_cmds = [*self.prerun_cmds, build_cache.build_command(
+            where, correctness.SOURCE, correctness.PROGRAM, self.current_environ.cc, CFLAGS)]
 
     def largest(self) -> int:
         """The sweep's largest size, but no larger than the measured alltoall runs at this

@@ -22,6 +22,7 @@ Attributes the test must offer by the end of ``setup``: ``benchmark``, the job s
 from __future__ import annotations
 
 import atexit
+import functools
 import os
 import re
 import sys
@@ -51,6 +52,23 @@ def results_dir() -> Path:
 _MODELS: dict[str, costmodel.PerfModel] = {}
 
 
+@functools.cache
+def perflog_rows(directory: Path) -> list[dict]:
+    """Every record of a partition's perflogs, read once per process (each environment
+    takes its own; a session writes none of an environment before its first test)."""
+    rows: list[dict] = []
+    for path in sorted(directory.glob('*.log')):
+        rows += costfit.read_perflog(path)[0]
+    return rows
+
+
+@functools.cache
+def report_cases(directory: Path) -> tuple[list[dict], list[str]]:
+    """The run reports' test cases and problems, read once per process (the reports of a
+    results directory can be tens of MiB: every environment read them again)."""
+    return costwall.read_reports(directory)
+
+
 def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     """The partition's declared model corrected by its own perflogs of the test's
     environment (each MPI library costs what it costs), once per partition and environment."""
@@ -58,14 +76,7 @@ def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     key = f'{part.fullname}+{env}'
     if key not in _MODELS:
         model = costmodel.model_for(part.extras)
-        rows = []
-        where = test.perflog_location()
-        if os.environ.get('OMB_COST_PERFLOGS'):   # a listing's dry run: the real perflogs
-            where = (Path(os.environ['OMB_COST_PERFLOGS']) / test.current_system.name
-                     / test.current_partition.name)
-        for path in sorted(where.glob('*.log')):
-            found, _ = costfit.read_perflog(path)
-            rows += [r for r in found if r.get('environ') == env]
+        rows = [r for r in perflog_rows(test.perflog_location()) if r.get('environ') == env]
         if rows:
             topo = test.topology
             model = costfit.fit(rows, model, cores_per_node=topo.cores_per_node,
@@ -78,9 +89,8 @@ _WALLS: dict[str, costwall.WallFactors] = {}
 
 
 def reports_dir() -> Path:
-    """Where the run reports are (settings.py ``report_file``); a listing's dry run reads
-    the real ones."""
-    return Path(os.environ.get('OMB_COST_PERFLOGS') or results_dir()) / 'reports'
+    """Where the run reports are (settings.py ``report_file``)."""
+    return results_dir() / 'reports'
 
 
 def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
@@ -89,7 +99,7 @@ def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
     part, env = test.current_partition, test.current_environ.name
     key = f'{part.fullname}+{env}'
     if key not in _WALLS:
-        cases, problems = costwall.read_reports(reports_dir())
+        cases, problems = report_cases(reports_dir())
         for problem in problems:
             test.logger.warning(problem)
         _WALLS[key] = costwall.wall_factors(cases, test.current_system.name, part.name, env)
@@ -114,6 +124,11 @@ class ScaleAware(rfm.RegressionTestPlugin):
     #: this run's ``time_run`` with (:mod:`omb_suite.costwall`).
     model_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
+
+    #: Setup hooks that only prepare files for the run: the listing's prediction
+    #: (:mod:`omb_suite.rfm.listing`) leaves them out. None may change the job shape, the
+    #: sweep or whether the test runs.
+    PREPARES_ONLY: tuple[str, ...] = ()
 
     #: The limit's multiple of the prediction and its floor (s); ``None``: the partition's
     #: extras ``time_limits`` ``{multiple, floor_s}``, else ``data/perf_model.yaml`` (3 x, at
@@ -215,9 +230,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
             pred.seconds, self.limit_s), 'omb_t0=$(date +%s)']
         self.postrun_cmds = [f'echo "{LAUNCH_MARK} rc=$? elapsed=$(($(date +%s) - omb_t0))" >&2',
                              *self.postrun_cmds]
-        nodes = max(1, self.num_nodes)
-        PREDICTED.setdefault(self.current_partition.fullname, []).append(
-            (self.display_name, pred.seconds, nodes))
+        record(self, pred)
 
     def hang_after_result(self) -> str | None:
         """The library defect that can keep the launch from exiting after its whole result
@@ -266,6 +279,12 @@ class ScaleAware(rfm.RegressionTestPlugin):
         return skipped
 
 
+def record(test: ScaleAware, prediction: costmodel.Prediction) -> None:
+    """Count a test's prediction in its partition's summary."""
+    PREDICTED.setdefault(test.current_partition.fullname, []).append(
+        (test.display_name, prediction.seconds, max(1, test.num_nodes)))
+
+
 def duration(seconds: float) -> str:
     """``42 s``, ``12.5 min``, ``3.2 h``."""
     if seconds < 120:
@@ -273,59 +292,10 @@ def duration(seconds: float) -> str:
     return f'{seconds / 60:.1f} min' if seconds < 7200 else f'{seconds / 3600:.1f} h'
 
 
-#: ReFrame's listing options (``-l``/``-L`` take an optional ``C`` or ``T``)
-_LIST_OPTS = ('-l', '-L', '--list', '--list-detailed')
-
-
-def dry_run_args(argv: list[str]) -> list[str] | None:
-    """ReFrame's arguments with its listing option replaced by ``--dry-run`` (None: not a
-    listing). ``-l`` instantiates the tests but sets none up, so it knows no job shape."""
-    args, listing, skip_value = [], False, False
-    for arg in argv:
-        if skip_value and arg in ('C', 'T'):
-            skip_value = False
-            continue
-        skip_value = False
-        if arg in _LIST_OPTS or arg.startswith(('--list=', '--list-detailed=')) \
-                or arg in ('-lC', '-lT', '-LC', '-LT'):
-            listing, skip_value = True, arg in _LIST_OPTS
-            continue
-        args.append(arg)
-    return [*args, '--dry-run'] if listing else None
-
-
-def _predict_listing(argv: list[str]) -> list[str]:
-    """The prediction lines of the same selection dry-run into a scratch prefix: its perflogs
-    (null values) go there, the model still fitted from this results directory's perflogs."""
-    import subprocess
-    import tempfile
-
-    args = dry_run_args(argv[1:])
-    if args is None or os.environ.get('OMB_LISTING_DRY_RUN') \
-            or os.environ.get('OMB_LIST_PREDICTION') == '0':
-        return []
-    with tempfile.TemporaryDirectory(prefix='omb-list-') as scratch:
-        env = {**os.environ, 'OMB_LISTING_DRY_RUN': '1', 'OMB_COST_PERFLOGS': str(results_dir()),
-               'OMB_RESULTS_DIR': f'{scratch}/results'}
-        done = subprocess.run([argv[0], *args, '--prefix', scratch], env=env, text=True,
-                              capture_output=True, timeout=1800)
-    lines = done.stdout.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith('Predicted cost')), None)
-    if start is None:
-        return ['', f'Predicted cost: none (the dry run of this selection exited {done.returncode};'
-                ' run it with --dry-run to see why)']
-    return ['', lines[start].replace('"What --dry-run predicts"', '"What --dry-run predicts";'
-                                     ' -l dry-runs the selection, OMB_LIST_PREDICTION=0 skips'
-                                     ' that'), *lines[start + 1:]]
-
-
 def _summary() -> None:
-    """Per partition: predicted wall time of the selection and node-minutes (at exit); a
-    listing (``-l``) gets it from a dry run of the same selection."""
+    """Per partition: predicted wall time of the selection and node-minutes (at exit; a
+    listing records its cases' predictions too: :mod:`omb_suite.rfm.listing`)."""
     if not PREDICTED:
-        extra = _predict_listing(sys.argv)
-        if extra:
-            print('\n'.join(extra), file=sys.stdout, flush=True)
         return
     out = ['', 'Predicted cost (omb_suite.costmodel; docs/systems.md "What --dry-run predicts"):']
     for part, tests in sorted(PREDICTED.items()):

@@ -21,8 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from reframe.core import pipeline
+
+from omb_suite import yamldata
 
 #: Whether this ReFrame reads ``{'$ref': file}`` references itself (4.10 and later).
 EXTERNAL_REFERENCES = hasattr(pipeline, 'RegressionTestDict')
@@ -54,7 +55,7 @@ def reference_of(test: Any, path: Path) -> dict[str, Any] | None:
 @cache
 def _load(path: str) -> dict[str, Any]:
     with open(path) as stream:
-        return yaml.safe_load(stream) or {}
+        return yamldata.load(stream) or {}
 
 
 def _resolve(entry: dict[str, Any], test: Any) -> dict[str, tuple] | None:
