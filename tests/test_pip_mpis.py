@@ -124,7 +124,7 @@ def test_intel_mpi_external_has_the_oneapi_layout_spack_expects(tmp_path):
     spack_envs.write_pip_sites(tmp_path)
     impi = spack_envs.read_yaml(tmp_path / '.omb/spack-site/pip-impi/packages.yaml')['packages']
     external = impi['intel-oneapi-mpi']['externals'][0]
-    assert external['spec'] == 'intel-oneapi-mpi@2021.18.1 +generic-names'
+    assert external['spec'] == 'intel-oneapi-mpi@2021.18.1 +generic-names ~envmods'
     component = Path(external['prefix']) / 'mpi' / '2021.18'
     assert component.resolve() == lib.prefix(tmp_path).resolve()
     assert (component / 'bin' / 'python').exists()
