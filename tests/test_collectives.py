@@ -80,7 +80,7 @@ def test_a_case_runs_only_in_environments_of_families_that_name_it():
     assert alg.environ_features('osu_bcast', 'default') == ['+mpi +osu']
     assert alg.environ_features('osu_bcast', 'chain') == ['+openmpi +osu']
     assert alg.environ_features('osu_bcast', 'binomial') == [
-        '+mpich +osu', '+mvapich +osu', '+mvapich2 +osu', '+openmpi +osu']
+        '+intel-mpi +osu', '+mpich +osu', '+mvapich +osu', '+mvapich2 +osu', '+openmpi +osu']
 
 
 # ---------------------------------------------------------------- real outputs

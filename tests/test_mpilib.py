@@ -51,8 +51,13 @@ def test_missing_tool_says_what_to_do():
 # ---------------------------------------------------------------- algorithm listings
 
 
+def _ompi4_listing() -> dict[str, list[str]]:
+    """Debian Open MPI 4.1.4: ompi_info --parsable --param coll all --level 9."""
+    return mpilib.parse_ompi_parsable((DATA / "mpi" / "ompi4_info_coll_parsable.txt").read_text())
+
+
 def test_ompi_info_parser_on_captured_output():
-    found = mpilib.parse_ompi_info(_without_command("ompi_info_coll_all_level9.txt"))
+    found = _ompi4_listing()
     assert found["bcast"][4] == "binary_tree"
     assert found["ibcast"] == ["linear", "binomial", "chain", "knomial"]
     assert "ignore" not in found["bcast"]
@@ -76,8 +81,7 @@ def _assert_table_matches(family: str, version: str, installed: dict[str, list[s
 
 
 def test_captured_ompi_info_matches_openmpi_4_1_table():
-    installed = mpilib.parse_ompi_info(_without_command("ompi_info_coll_all_level9.txt"))
-    _assert_table_matches("openmpi", "4.1.4", installed)
+    _assert_table_matches("openmpi", "4.1.4", _ompi4_listing())
 
 
 def test_captured_mpivars_matches_mpich_4_0_table():
@@ -87,7 +91,7 @@ def test_captured_mpivars_matches_mpich_4_0_table():
 
 
 def test_unsupported_reason_names_library_and_version():
-    installed = mpilib.parse_ompi_info(_without_command("ompi_info_coll_all_level9.txt"))
+    installed = _ompi4_listing()
     assert alg.unsupported_reason("openmpi", "5.0.3", "bcast", "knomial", installed) is None
     reason = alg.unsupported_reason("openmpi", "5.0.3", "allgather", "sparbit", installed)
     assert reason.startswith("Open MPI 5.0.3 (installed) has no allgather algorithm 'sparbit'")
@@ -145,7 +149,7 @@ def test_cuda_aware_line_as_documented_by_open_mpi():
 def test_debian_mpich_has_no_gpu_support():
     support = mpilib.mpich_gpu_support(real_output(MPICHVERSION), 'cuda', {})
     assert support.aware is False and '--without-yaksa' in support.evidence
-    assert mpilib.mpich_device(real_output(MPICHVERSION)) == 'ch4:ucx'
+    assert mpilib.device_from('mpich', real_output(MPICHVERSION)) == 'ch4:ucx'
 
 
 def test_mpich_cvar_disables_gpu_support():

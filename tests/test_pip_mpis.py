@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from testdata import REPO
 
+from omb_suite import families
 from omb_suite.setup import pip_mpis, spack_build, spack_envs
 from omb_suite.setup.progress import Progress
 from omb_suite.setup.spack_bootstrap import Spack
@@ -52,7 +53,7 @@ def test_every_requirement_is_pinned_and_each_library_has_its_environment():
         assert spack_envs.own_includes(ENVS / lib.spack_env) == [
             (REPO / '.omb' / 'spack-site' / lib.spack_env).resolve()]
         assert pip_mpis.by_spack_env(lib.spack_env) == lib
-        assert lib.spack_package in spack_envs.MPI_FAMILIES
+        assert families.by_spack_package(lib.spack_package)
 
 
 def test_docs_name_the_pinned_versions():

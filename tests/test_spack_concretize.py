@@ -52,7 +52,7 @@ def checkout(tmp_path_factory) -> Path:
     repo = tmp_path_factory.mktemp('spack-checkout')
     shutil.copytree(REPO / 'spack', repo / 'spack',
                     ignore=shutil.ignore_patterns('.spack-env', 'spack.lock'))
-    mpis = [m for m in (cli.detect_mpi(repo, f) for f in cli.PROBES) if m is not None]
+    mpis = [m for m in (cli.detect_mpi(repo, f) for f in cli.SYSTEM_FAMILIES) if m is not None]
     spack_envs.write_local_site(repo, mpis)
     return repo
 

@@ -1,10 +1,12 @@
 """Collective algorithm tables per MPI family and version, and how to force one of them.
 
-The tables are data (``data/algorithms/<family>.yaml``, one block per version range). This
-module turns (family, version, collective, algorithm name) into the exact environment that
-forces the algorithm (with its companion variables), says which algorithms the libraries of a
-system offer (the collective checks' cases), which ones a build or run cannot serve (``needs``,
-MVAPICH2: the mrail channel, multicast) and which ones cannot run OSU's arguments. Proof that
+The tables are data (``data/algorithms/<table>.yaml``, one block per version range; the
+family's record, :mod:`omb_suite.families`, names its table and how it is forced:
+:mod:`omb_suite.forcing`). This module turns (family, version, collective, algorithm name)
+into the exact environment that forces the algorithm (with its companion variables), says
+which algorithms the libraries of a system offer (the collective checks' cases), which ones a
+build or run cannot serve (``needs``, MVAPICH2: the mrail channel, multicast) and which ones
+cannot run OSU's arguments. Proof that
 a forced algorithm ran is :mod:`omb_suite.evidence`.
 
 'default' always means: set nothing, let the library choose.
@@ -20,16 +22,12 @@ from typing import Any
 
 import yaml
 
+from omb_suite import families, forcing
 from omb_suite.mpilib import version_in
 
 DEFAULT = 'default'
-FAMILIES = ('openmpi', 'mpich', 'mvapich2', 'mvapich')
-CVAR_FAMILIES = ('mpich', 'mvapich')  # MPICH-based: MPIR_CVAR_<COLL>_INTRA_ALGORITHM
-# MPICH: keep the ch4 device from overriding the MPIR-level choice, and make an algorithm
-# that cannot be applied an error instead of a silent fallback (the default is 'silent').
-_CVAR_FORCE_ENV = {'MPIR_CVAR_DEVICE_COLLECTIVES': 'none', 'MPIR_CVAR_COLLECTIVE_FALLBACK': 'error'}
-# Open MPI: which component served each collective, and the MCA values as the library read them.
-_OMPI_EVIDENCE_ENV = {'OMPI_MCA_coll_base_verbose': '9', 'OMPI_MCA_mpi_show_mca_params': 'enviro'}
+#: Families whose record names an algorithm table.
+FAMILIES = tuple(f for f in families.names() if families.get(f)['algorithms'])
 
 
 class AlgorithmError(ValueError):
@@ -63,8 +61,11 @@ class AlgorithmChoice:
 def load_table(family: str) -> dict[str, Any]:
     """The parsed data file of one family (validated: see ``_validate``)."""
     if family not in FAMILIES:
-        raise AlgorithmError(f'unknown MPI family {family!r}; known: {", ".join(FAMILIES)}')
-    path = resources.files('omb_suite') / 'data' / 'algorithms' / f'{family}.yaml'
+        why = ('its record in data/families/ names no algorithm table'
+               if families.known(family) else f'unknown MPI family {family!r}')
+        raise AlgorithmError(f'{why}; families with tables: {", ".join(FAMILIES)}')
+    table = families.get(family)['algorithms']
+    path = resources.files('omb_suite') / 'data' / 'algorithms' / f'{table}.yaml'
     data = yaml.safe_load(path.read_text())
     _validate(family, data)
     return data
@@ -85,7 +86,7 @@ def _validate(family: str, data: dict[str, Any]) -> None:
             if DEFAULT in names or len(set(names)) != len(names):
                 raise AlgorithmError(f"{where} {block['versions']} {coll}: duplicate or "
                                      f"reserved ('{DEFAULT}') algorithm names {names}")
-            if family == 'mvapich2':
+            if families.get(family)['proof']['kind'] == 'mpit':
                 _validate_counted(f"{where} {block['versions']} {coll}", entry, data['needs'])
 
 
@@ -123,10 +124,16 @@ def _entry(family: str, version: str, collective: str) -> Any:
     return block['collectives'][collective]
 
 
+def _by_name(family: str) -> bool:
+    """The family's variable takes the algorithm's name (MPICH's CVARs), not a number."""
+    return families.get(family)['forcing']['kind'] == 'cvar'
+
+
 def _algorithm_ids(family: str, entry: Any) -> dict[str, str]:
     """Algorithm name -> value the library takes, whatever the family's entry layout
-    (MPICH: a list of names; Open MPI: name -> number; MVAPICH2: name -> {value: ...})."""
-    if family in CVAR_FAMILIES:
+    (MPICH: a list of names; Open MPI, Intel MPI: name -> number; MVAPICH2: name ->
+    {value: ...})."""
+    if _by_name(family):
         return {name: name for name in entry}
     return {str(name): str(spec['value'] if isinstance(spec, dict) else spec)
             for name, spec in (entry.get('algorithms') or {}).items()}
@@ -189,7 +196,7 @@ def table_entry(family: str, collective: str, name: str, version: str | None) ->
 
 def library_name(family: str, collective: str, name: str, version: str | None = None) -> str:
     """The name the library itself prints (differs only where ours must avoid 'default')."""
-    if family in CVAR_FAMILIES or name == DEFAULT:
+    if _by_name(family) or name == DEFAULT:
         return name
     entry = table_entry(family, collective, name, version)
     return (entry.get('library_names') or {}).get(name, name)
@@ -202,34 +209,20 @@ def choose(family: str, version: str, collective: str, name: str) -> AlgorithmCh
     """The environment that forces ``name`` for ``collective`` in this family and version."""
     entry = _entry(family, version, collective)
     ids = _algorithm_ids(family, entry)
-    evidence = (_OMPI_EVIDENCE_ENV if family == 'openmpi'
-                else load_table(family).get('evidence_env') or {})
+    evidence = dict(families.get(family)['proof']['env'])
     if name == DEFAULT:
-        return AlgorithmChoice(family, collective, name, {}, dict(evidence), None)
+        return AlgorithmChoice(family, collective, name, {}, evidence, None)
     if name not in ids:
         library = load_table(family)['library']
         raise UnknownAlgorithmError(
             f"{library} {version} has no {collective} algorithm {name!r}; valid: "
             f"{', '.join([DEFAULT, *ids])}. Pick one of these, or add it to "
-            f'data/algorithms/{family}.yaml if this version has it.')
-    env = _force_env(family, version, collective, entry, name, ids[name])
-    return AlgorithmChoice(family, collective, name, env, dict(evidence), ids[name])
-
-
-def _force_env(family: str, version: str, collective: str, entry: Any, name: str,
-               value: str) -> dict[str, str]:
-    if family in CVAR_FAMILIES:
-        return {f'MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM': value, **_CVAR_FORCE_ENV}
-    if family == 'mvapich2':
-        spec = entry['algorithms'][name]  # companions: the collective's, then the algorithm's
-        return {k: str(v) for k, v in {**(entry.get('env') or {}), **(spec.get('env') or {}),
-                                        entry['variable']: value}.items()}
-    excluded = _block(family, version)['exclude_components']
-    env = {'OMPI_MCA_coll': '^' + ','.join(excluded)}
-    if entry['component'] == 'tuned':  # without it coll_tuned_<coll>_algorithm is ignored
-        env['OMPI_MCA_coll_tuned_use_dynamic_rules'] = '1'
-    env[f"OMPI_MCA_coll_{entry['component']}_{collective}_algorithm"] = value
-    return env
+            f"data/algorithms/{families.get(family)['algorithms']}.yaml if this version has it.")
+    spec = entry['algorithms'][name] if isinstance(entry, dict) else {}
+    env = forcing.environment(families.get(family)['forcing'], forcing.Forced(
+        collective, ids[name], entry, spec if isinstance(spec, dict) else {},
+        _block(family, version).get('exclude_components', [])))
+    return AlgorithmChoice(family, collective, name, env, evidence, ids[name])
 
 
 # ---------------------------------------------------------------- what runs where
@@ -270,7 +263,8 @@ def unsupported_reason(family: str, version: str, collective: str, name: str,
         return None
     wanted = library_name(family, collective, name, version)
     offered = installed.get(collective, [])
-    if wanted in offered:
+    value = _algorithm_ids(family, _entry(family, version, collective)).get(name)
+    if {wanted, value} & set(offered):  # a listing of names (Open MPI) or of ids (Intel MPI)
         return None
     library = load_table(family)['library']
     return (f'{library} {version} (installed) has no {collective} algorithm {wanted!r} '

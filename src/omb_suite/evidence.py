@@ -1,23 +1,25 @@
-"""Evidence that a forced collective algorithm was in effect, read from a run's output.
+"""Evidence that a forced collective algorithm was in effect, read from a run's output, the
+way the family record's ``proof.kind`` says (:data:`PROOF_KINDS`).
 
 Open MPI: which coll component served the collective and the MCA value it read (its own
 verbose output). MPICH / MVAPICH 4: no error from ``MPIR_CVAR_COLLECTIVE_FALLBACK=error``.
 MVAPICH2: the per-algorithm MPI_T counters that our reader (``job_sources/mpit_reader.c``) prints
-at ``MPI_Finalize`` (:mod:`omb_suite.mpit`). The tables, names and errors are those of
+at ``MPI_Finalize`` (:mod:`omb_suite.mpit`). Intel MPI (kind ``none``): nothing shows which
+preset ran; the value as the library read it is checked and the case is recorded as
+:data:`FORCED_NOT_PROVEN`. The tables, names and errors are those of
 :mod:`omb_suite.algorithms`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from omb_suite import mpit
+from omb_suite import families, mpit
 from omb_suite.algorithms import (
-    CVAR_FAMILIES,
     DEFAULT,
-    FAMILIES,
-    AlgorithmError,
     EvidenceError,
+    choose,
     library_name,
     load_table,
     table_entry,
@@ -26,6 +28,12 @@ from omb_suite.algorithms import (
 #: Prefix of what check_evidence returns when a library cannot prove anything (MVAPICH2
 #: without MPI_T counters): the run passes, but the algorithm is not proven.
 NO_EVIDENCE = "no-evidence"
+#: Prefix of what check_evidence returns for a library that cannot show which algorithm ran
+#: (Intel MPI): forced, not proven; the perflog's algorithm_evidence says so.
+FORCED_NOT_PROVEN = "forced-not-proven"
+#: Prefix of the evidence of a 'default' case whose library version has no table: the library
+#: ran its own choice, and the text names the missing table.
+NO_TABLE = "no-table"
 
 _OMPI_SELECT = re.compile(
     r"^\[(?P<proc>[^\]]+)\] coll:base:comm_select: (?:new communicator: (?P<comm>\S+)"
@@ -81,16 +89,12 @@ def check_evidence(family: str, collective: str, name: str, output: str, *,
                    version: str | None = None) -> str:
     """Evidence text for the perflog ('tuned:bcast:binary_tree') that ``name`` was in effect
     in a run whose combined stdout+stderr is ``output``; EvidenceError when it was not."""
-    if family == "openmpi":
-        return _openmpi_evidence(collective, name, output, version)
-    if family in CVAR_FAMILIES:
-        return _mpir_evidence(family, collective, name, output)
-    if family == "mvapich2":
-        return _mpit_evidence(family, collective, name, output, version)
-    raise AlgorithmError(f"unknown MPI family {family!r}; known: {', '.join(FAMILIES)}")
+    kind = families.get(family)["proof"]["kind"]
+    return PROOF_KINDS[kind](family, collective, name, output, version)
 
 
-def _openmpi_evidence(collective: str, name: str, output: str, version: str | None) -> str:
+def _openmpi_evidence(family: str, collective: str, name: str, output: str,
+                      version: str | None) -> str:
     served = parse_openmpi_coll_evidence(output).get(collective)
     if served is None:
         raise EvidenceError(f"Open MPI printed no coll selection for MPI_COMM_WORLD "
@@ -98,8 +102,8 @@ def _openmpi_evidence(collective: str, name: str, output: str, version: str | No
                             f"(OMPI_MCA_coll_base_verbose=9)")
     if name == DEFAULT:
         return f"{served}:{collective}:{DEFAULT}"
-    entry = table_entry("openmpi", collective, name, version)
-    expected, wanted = entry["component"], library_name("openmpi", collective, name, version)
+    entry = table_entry(family, collective, name, version)
+    expected, wanted = entry["component"], library_name(family, collective, name, version)
     if served != expected:
         raise EvidenceError(
             f"Open MPI: {collective} was served by coll component '{served}', not "
@@ -122,7 +126,8 @@ def _expect_param(output: str, variable: str, wanted: str) -> None:
                             "was rejected (see its 'invalid value' warning) or overridden")
 
 
-def _mpir_evidence(family: str, collective: str, name: str, output: str) -> str:
+def _mpir_evidence(family: str, collective: str, name: str, output: str,
+                   version: str | None) -> str:
     """MPICH prints nothing when the forced algorithm runs; what it does print is an error
     when the CVAR value is unknown (at MPI_Init) or, with MPIR_CVAR_COLLECTIVE_FALLBACK=error,
     when the algorithm cannot be applied. No such error is the evidence."""
@@ -172,3 +177,30 @@ def _mpit_evidence(family: str, collective: str, name: str, output: str,
     raise EvidenceError(f"{load_table(family)['library']} {collective} algorithm {name!r} "
                         f"({forced}) not proven: {verdict.message}{hint}")
 
+
+
+def _unproven(family: str, collective: str, name: str, output: str,
+              version: str | None) -> str:
+    """A library that shows nothing of the algorithm that ran: where it echoes the variable as
+    read (``proof.read_back``), the value must be the forced one; the result says
+    FORCED_NOT_PROVEN, never a proof."""
+    pattern = families.get(family)["proof"]["read_back"]
+    if name != DEFAULT and pattern and version:
+        forced = choose(family, version, collective, name).env_vars
+        for variable, value in forced.items():
+            shown = re.findall(pattern.format(variable=re.escape(variable)), output, re.M)
+            if not shown or shown[-1] != value:
+                raise EvidenceError(
+                    f"{load_table(family)['library']} did not report {variable}={value} at "
+                    f"MPI_Init (it printed {shown[-1] if shown else 'nothing'}): export the "
+                    f"choice's evidence_env {families.get(family)['proof']['env']}")
+    return f"{FORCED_NOT_PROVEN}:{collective}:{name}"
+
+
+#: ``proof.kind`` of a family record -> the reader of a run's output.
+PROOF_KINDS: dict[str, Callable[[str, str, str, str, str | None], str]] = {
+    "coll_verbose": _openmpi_evidence,
+    "fallback_error": _mpir_evidence,
+    "mpit": _mpit_evidence,
+    "none": _unproven,
+}

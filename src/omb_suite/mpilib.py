@@ -1,10 +1,10 @@
 """Facts about an installed MPI library, read from its own tools: version, device, GPU
 awareness and the collective algorithms it lists.
 
-One subprocess helper (:func:`run_tool`), one version parser (:func:`parse_version`), one
-table of the tool and pattern that tell each family's version (:data:`VERSION_TOOLS`).
-Every fact is read from the tools found on a search path (an environment's ``PATH``), so
-two libraries of one family on one machine are told apart.
+One subprocess helper (:func:`run_tool`), one version parser (:func:`parse_version`); which
+tool tells a family's version, its GPU awareness and its algorithms is the family's record
+(:mod:`omb_suite.families`). Every fact is read from the tools found on a search path (an
+environment's ``PATH``), so two libraries of one family on one machine are told apart.
 """
 
 from __future__ import annotations
@@ -17,15 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
-#: Family -> (version tool and arguments, pattern whose group 1 is the version).
-VERSION_TOOLS: dict[str, tuple[tuple[str, ...], str]] = {
-    'openmpi': (('ompi_info', '--version'), r'Open MPI v(\d+(?:\.\d+)*\S*)'),
-    'mpich': (('mpichversion',), r'MPICH Version:\s*(\S+)'),
-    'mvapich': (('mpichversion',), r'Version:\s*(\S+)'),
-    'mvapich2': (('mpiname', '-a'), r'MVAPICH2\s+(\S+)'),  # bare mpiname: 'MVAPICH2'
-}
-#: Families whose ``mpirun``/``mpiexec`` is MPICH's Hydra.
-HYDRA_FAMILIES = frozenset({'mpich', 'mvapich', 'mvapich2', 'mvapich-plus', 'intel-mpi'})
+from omb_suite import families
 
 
 class MpiToolError(RuntimeError):
@@ -33,14 +25,15 @@ class MpiToolError(RuntimeError):
 
 
 @cache
-def run_tool(*argv: str, timeout: int = 120) -> str:
+def run_tool(*argv: str, timeout: int = 120, env: tuple[tuple[str, str], ...] = ()) -> str:
     """stdout + stderr of a library tool (cached: a library does not change during a run).
 
     A non-zero exit is not an error by itself (``mpivars`` prints its list and then aborts
     through ``MPI_Abort``); a tool that cannot be started raises :class:`MpiToolError`.
     """
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              env={**os.environ, **dict(env)} if env else None)
     except FileNotFoundError:
         raise MpiToolError(f'{argv[0]}: not found; put the MPI library\'s bin/ on PATH') \
             from None
@@ -82,41 +75,74 @@ def version_in(version: str, spec: str) -> bool:
 
 
 def version_from(family: str, text: str) -> str | None:
-    """The version in a version tool's output of ``family`` (see :data:`VERSION_TOOLS`)."""
-    _, pattern = VERSION_TOOLS.get(family, ((), r'$^'))
-    match = re.search(pattern, text)
-    return match.group(1) if match else None
+    """The version in the output of ``family``'s version tool (its record's pattern)."""
+    return families.version_from(family, text)
+
+
+def family_tool(family: str, argv: list[str], search_path: str | None) -> str | None:
+    """Output of one of ``family``'s tools found on ``search_path`` (with the variables the
+    record says it needs), ``None`` when the tool is absent or cannot start."""
+    tool = find_tool(argv[0], search_path)
+    if tool is None:
+        return None
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(tool)))
+    try:
+        return run_tool(tool, *argv[1:], env=tuple(families.tool_env(family, prefix).items()))
+    except MpiToolError:
+        return None
 
 
 @cache
 def library_version(family: str, search_path: str | None = None) -> str | None:
     """The version the library on ``search_path`` reports, ``None`` if it cannot tell."""
-    if family not in VERSION_TOOLS:
+    if not families.known(family) or not families.get(family)['recognise']['version_tool']:
         return None
-    argv, _ = VERSION_TOOLS[family]
-    tool = find_tool(argv[0], search_path)
-    if tool is None:
-        return None
-    try:
-        return version_from(family, run_tool(tool, *argv[1:]))
-    except MpiToolError:
-        return None
+    text = family_tool(family, families.get(family)['recognise']['version_tool'], search_path)
+    return version_from(family, text) if text is not None else None
+
+
+def recognise(bindir: str) -> tuple[str, str]:
+    """(family, version) of the library whose programs are in ``bindir``, from the records'
+    tools and version outputs; ValueError naming what was found when no record fits."""
+    present = {tool: fams for tool, fams in families.tool_families().items()
+               if os.path.isfile(os.path.join(bindir, tool))}
+    seen = []
+    for family in sorted({f for fams in present.values() for f in fams}):
+        argv = families.get(family)['recognise']['version_tool']
+        text = family_tool(family, argv, bindir) if argv else None
+        if text is not None and re.search(families.get(family)['recognise']['tool_output'],
+                                          text, re.M):
+            version = version_from(family, text)
+            if version:
+                return family, version
+        seen.append(f'{" ".join(argv or [])}: {(text or "no output").strip()[:80]!r}')
+    mpi = sorted(os.path.basename(p) for p in (os.listdir(bindir) if os.path.isdir(bindir)
+                                                  else []) if 'mpi' in p)
+    raise ValueError(f'{bindir}: no known MPI family (data/families/: '
+                     f'{", ".join(families.names())}); found there: '
+                     f'{", ".join(mpi) or "no MPI program"}'
+                     + (f'; {"; ".join(seen)}' if seen else ''))
 
 
 def launcher_family(mpirun_version: str) -> tuple[str, str | None]:
-    """(family, version) from ``mpirun --version``; ``('unknown', None)`` if neither."""
-    if m := re.search(r'Open MPI\)?\s+(\d+\.\d+(?:\.\d+)?)', mpirun_version):
-        return 'openmpi', m[1]
-    if 'HYDRA' in mpirun_version or 'MPICH' in mpirun_version:
-        m = re.search(r'Version:\s+(\S+)', mpirun_version)
-        return 'mpich', m[1] if m else None
-    return 'unknown', None
+    """(family, version) from ``mpirun --version``; ``('unknown', None)`` if no record's."""
+    return families.from_mpirun_version(mpirun_version) or ('unknown', None)
 
 
-def mpich_device(mpichversion: str) -> str | None:
-    """'ch4:ucx' from ``mpichversion``'s ``MPICH Device:`` line."""
-    match = re.search(r'MPICH Device:\s*(\S+)', mpichversion)
+def device_from(family: str, text: str) -> str | None:
+    """The device in the family's version tool output ('ch4:ucx' from ``mpichversion``'s
+    ``MPICH Device:`` line), ``None`` where the record names no device."""
+    pattern = families.get(family)['recognise']['device_pattern']
+    match = re.search(pattern, text, re.M) if pattern else None
     return match[1] if match else None
+
+
+def library_device(family: str | None, search_path: str | None) -> str | None:
+    """The device of the library of ``family`` on ``search_path`` (see :func:`device_from`)."""
+    if not families.known(family) or not families.get(family)['recognise']['device_pattern']:
+        return None
+    text = family_tool(family, families.get(family)['recognise']['version_tool'], search_path)
+    return device_from(family, text) if text else None
 
 
 # ---------------------------------------------------------------- GPU awareness
@@ -166,78 +192,85 @@ def mpich_gpu_support(mpichversion: str, kind: str, env: Mapping[str, str]) -> G
                             '(GPU support may still be auto-detected)')
 
 
-def cray_mpich_gpu_support(env: Mapping[str, str]) -> GpuSupport:
-    enabled = env.get('MPICH_GPU_SUPPORT_ENABLED') == '1'
-    return GpuSupport(enabled, f'MPICH_GPU_SUPPORT_ENABLED={env.get("MPICH_GPU_SUPPORT_ENABLED")}')
+def env_gpu_support(env: Mapping[str, str], variable: str, enabled: str) -> GpuSupport:
+    """A library whose GPU support is switched by a variable (Cray MPICH, Intel MPI)."""
+    return GpuSupport(env.get(variable) == enabled, f'{variable}={env.get(variable)}')
 
 
 def gpu_support(family: str | None, kind: str, search_path: str | None,
                 env: Mapping[str, str] | None = None) -> GpuSupport:
-    """Whether the library of ``family`` found on ``search_path`` is CUDA/ROCm-aware."""
+    """Whether the library of ``family`` found on ``search_path`` is CUDA/ROCm-aware, read
+    the way its record's ``gpu.probe`` says (:data:`GPU_PROBES`)."""
     env = os.environ if env is None else env
-    family = family or 'unknown'
-    if family.startswith('cray'):
-        return cray_mpich_gpu_support(env)
-    if family not in ('openmpi', 'mpich'):
+    if not families.known(family):
         return GpuSupport(None, f'no GPU-awareness probe for MPI family {family!r}')
-    tool, args = ('ompi_info', ('--parsable', '--all')) if family == 'openmpi' else (
-        'mpichversion', ())
-    found = find_tool(tool, search_path)
-    if not found:
-        return GpuSupport(None, f'{tool} not found on the environment\'s PATH')
-    try:
-        text = run_tool(found, *args)
-    except MpiToolError as err:
-        return GpuSupport(None, str(err))
-    result = (openmpi_gpu_support(text, kind) if family == 'openmpi'
-              else mpich_gpu_support(text, kind, env))
-    return GpuSupport(result.aware, f'{result.evidence} ({found})')
+    gpu = families.get(family)['gpu']
+    if gpu['probe'] == 'none':
+        return GpuSupport(None, f'no GPU-awareness probe for MPI family {family!r}')
+    if gpu['probe'] == 'env':
+        return env_gpu_support(env, gpu['variable'], gpu['enabled'])
+    text = family_tool(family, [gpu['probe'], *gpu['args']], search_path)
+    if text is None:
+        return GpuSupport(None, f'{gpu["probe"]} not found on the environment\'s PATH')
+    result = GPU_PROBES[gpu['probe']](text, kind, env)
+    return GpuSupport(result.aware, f'{result.evidence} ({find_tool(gpu["probe"], search_path)})')
+
+
+#: ``gpu.probe`` of a family record -> the reader of that tool's output ('env' and 'none'
+#: need no tool).
+GPU_PROBES = {
+    'ompi_info': lambda text, kind, env: openmpi_gpu_support(text, kind),
+    'mpichversion': mpich_gpu_support,
+}
 
 
 # ---------------------------------------------------------------- algorithm listings
 
-_OMPI_PARAM = re.compile(r'parameter "coll_(tuned|libnbc)_(\w+?)_algorithm" \(')
-_OMPI_VALID = re.compile(r'^\s*Valid values: (.*)$')
+_OMPI_ENUM = re.compile(r'^mca:coll:(?:tuned|libnbc):param:coll_(?:tuned|libnbc)_(\w+?)'
+                        r'_algorithm:enumerator:value:(\d+):(\S+)$', re.M)
 _DEVICE_LEVEL = ('_POSIX', '_OFI', '_UCX')  # ch4 shm/netmod knobs, not MPIR-level algorithms
 _MPIVARS_LINE = re.compile(r'^\s*MPIR_CVAR_(\w+)_INTRA_ALGORITHM\s*=.*\t(.*)$')
+_MPIVARS_CHOICE = re.compile(r'^(\w+)\s+- ')  # MPICH 5: one choice a line after the variable
 #: MPICH's own selection, listed among the choices: what 'default' means there.
 MPICH_AUTOMATIC = ('auto', 'sched_auto')
 
 
-def parse_ompi_info(text: str) -> dict[str, list[str]]:
-    """The enum of every coll_{tuned,libnbc}_<coll>_algorithm in ``ompi_info --param coll
-    all --level 9`` output ('ignore' = no forcing, left out)."""
+def parse_ompi_parsable(text: str, known: set[str] | None = None) -> dict[str, list[str]]:
+    """The enum of every coll_{tuned,libnbc}_<coll>_algorithm in ``ompi_info --parsable
+    --param coll all --level 9`` output, the same in Open MPI 4.1 and 5.0 ('ignore' = no
+    forcing, left out)."""
     found: dict[str, list[str]] = {}
-    collective = None
-    for line in text.splitlines():
-        param = _OMPI_PARAM.search(line)
-        if param:
-            collective = param.group(2)
-            continue
-        valid = _OMPI_VALID.match(line)
-        if valid and collective:
-            names = re.findall(r'\d+:"([^"]+)"', valid.group(1))
-            found[collective] = [n for n in names if n != 'ignore']
-        collective = None if valid else collective
+    for collective, _, name in _OMPI_ENUM.findall(text):
+        if name != 'ignore':
+            found.setdefault(collective, []).append(name)
     return found
 
 
 def parse_mpivars(text: str, known: set[str]) -> dict[str, list[str]]:
     """MPIR_CVAR_<COLL>_INTRA_ALGORITHM choices from ``mpivars`` output.
 
-    mpivars glues each choice to the end of the previous description ('...Binomial Treenb  -
+    MPICH 4 glues each choice to the end of the previous description ('...Binomial Treenb  -
     Force...'), so a choice is found as the longest name of ``known`` ending the word before
-    ' - '. A word that ends in no known name is returned as '?<word>': a new algorithm to add.
+    ' - '; a word that ends in no known name is returned as '?<word>': a new algorithm to add.
+    MPICH 5 prints one choice a line after the variable's line.
     """
     known = set(known) | set(MPICH_AUTOMATIC)
     found: dict[str, list[str]] = {}
+    current = None
     for line in text.splitlines():
         match = _MPIVARS_LINE.match(line)
-        if match and not match.group(1).endswith(_DEVICE_LEVEL):
-            words = re.findall(r'(\w+)\s+- ', match.group(2))
-            names = [_glued_name(word, known) for word in words]
-            found[match.group(1).lower()] = [n for n in names if n not in MPICH_AUTOMATIC]
-    return found
+        if match:
+            current = None if match.group(1).endswith(_DEVICE_LEVEL) else match.group(1).lower()
+            if current:
+                words = re.findall(r'(\w+)\s+- ', match.group(2))
+                found[current] = [_glued_name(word, known) for word in words]
+            continue
+        choice = _MPIVARS_CHOICE.match(line)
+        if choice and current:
+            found[current].append(choice.group(1))
+        elif line.startswith('\t'):
+            current = None
+    return {coll: [n for n in names if n not in MPICH_AUTOMATIC] for coll, names in found.items()}
 
 
 def _glued_name(word: str, known: set[str]) -> str:
@@ -249,17 +282,36 @@ def _glued_name(word: str, known: set[str]) -> str:
     return '?' + word
 
 
-def listed_algorithms(family: str, search_path: str | None,
-                      known: set[str]) -> dict[str, list[str]] | None:
-    """Collective -> algorithm names the installed library lists (Open MPI: ``ompi_info``;
-    MPICH, MVAPICH: ``mpivars``), ``None`` where the family has no such tool or it is absent."""
-    tool, args = {'openmpi': ('ompi_info', ('--param', 'coll', 'all', '--level', '9')),
-                  'mpich': ('mpivars', ()), 'mvapich': ('mpivars', ())}.get(family, ('', ()))
-    found = find_tool(tool, search_path) if tool else None
-    if found is None:
+def parse_impi_range(text: str) -> list[str]:
+    """The preset ids ``impi_info -v I_MPI_ADJUST_<COLL>`` accepts ('range: 0-22' -> '1'..'22';
+    0 is the library's own selection)."""
+    match = re.search(r'range:\s*(\d+)-(\d+)', text)
+    return [str(i) for i in range(max(1, int(match[1])), int(match[2]) + 1)] if match else []
+
+
+def listed_algorithms(family: str, search_path: str | None, known: set[str],
+                      collectives: tuple[str, ...] = ()) -> dict[str, list[str]] | None:
+    """Collective -> algorithms the installed library lists (the record's ``listing``: its
+    tool, arguments and parser), ``None`` where the family has no such tool or it is absent.
+    A tool asked one collective at a time (``{COLLECTIVE}`` in its arguments) is asked for
+    each of ``collectives``."""
+    listing = families.get(family)['listing'] if families.known(family) else None
+    if listing is None or find_tool(listing['tool'], search_path) is None:
         return None
-    try:
-        text = run_tool(found, *args)
-    except MpiToolError:
-        return None
-    return parse_ompi_info(text) if family == 'openmpi' else parse_mpivars(text, known)
+    if not any('{COLLECTIVE}' in arg for arg in listing['args']):
+        text = family_tool(family, [listing['tool'], *listing['args']], search_path)
+        return None if text is None else LISTING_PARSERS[listing['parser']](text, known)
+    found = {}
+    for coll in collectives:
+        argv = [listing['tool'], *(a.format(COLLECTIVE=coll.upper()) for a in listing['args'])]
+        found[coll] = LISTING_PARSERS[listing['parser']](family_tool(family, argv, search_path)
+                                                       or '', known)
+    return found
+
+
+#: ``listing.parser`` of a family record -> (tool output, known names) -> listed names.
+LISTING_PARSERS = {
+    'ompi_parsable': parse_ompi_parsable,
+    'mpivars': parse_mpivars,
+    'impi_range': lambda text, known: parse_impi_range(text),
+}

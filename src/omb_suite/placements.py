@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from omb_suite.mpilib import HYDRA_FAMILIES
+from omb_suite import families
 from omb_suite.probe import RankPlace, wrong_placement
 from omb_suite.topology import Topology
 
@@ -266,11 +266,12 @@ def offered_mappings(topologies: list[Topology]) -> list[str]:
 
 
 def launcher_dialect(launcher: str, mpi_family: str | None) -> str:
-    """Which option dialect a launcher speaks: ``srun``, ``ompi`` or ``hydra``."""
+    """Which option dialect a launcher speaks: ``srun``, else the dialect of the MPI family's
+    ``mpirun``/``mpiexec`` (its record, :func:`omb_suite.families.mpirun_dialect`)."""
     if launcher in ('srun', 'srunalloc'):
         return 'srun'
     if launcher in ('mpirun', 'mpiexec'):
-        return 'hydra' if (mpi_family or '') in HYDRA_FAMILIES else 'ompi'
+        return families.mpirun_dialect(mpi_family)
     raise PlacementError(
         f'launcher {launcher!r} cannot place MPI ranks; use a partition whose launcher is '
         f'mpirun, mpiexec, srun or srunalloc'
@@ -289,11 +290,12 @@ def overrides_of(extras: MappingType[str, Any]) -> tuple[Overrides, str | None]:
 
 def srun_mpi_options(dialect: str, mpi_family: str | None,
                      srun_mpi: MappingType[str, str] | None) -> list[str]:
-    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table."""
+    """``--mpi=<plugin>`` for srun, from the partition's ``extras['srun_mpi']`` table, else the
+    family record's plugin."""
     if dialect != 'srun' or not srun_mpi:
         return []
     family = mpi_family or ''
-    plugin = srun_mpi.get(family) or srun_mpi.get(family.split('-')[0])
+    plugin = srun_mpi.get(family) or families.srun_plugin(family)
     return [f'--mpi={plugin}'] if plugin else []
 
 

@@ -30,7 +30,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
-from omb_suite import catalogue, evidence, mpilib, parsing, placements, probe, topology
+from omb_suite import catalogue, evidence, families, mpilib, parsing, placements, probe, topology
 from omb_suite.rfm import mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
 
@@ -128,11 +128,11 @@ class OsuCollectiveBase(CollectiveJob):
         if choice is None:
             return
         self._skip_unless_runnable(family)
-        oversub = ({'OMPI_MCA_mpi_yield_when_idle': '1'}
-                   if self.oversubscribe > 1 and family == 'openmpi' else {})
-        # Open MPI's verbose output proves the algorithm from rank 0 alone: exported there
-        # only (the wrapper's --rank0-env), it does not grow with the rank count
-        self._rank0_env = choice.evidence_env if family == 'openmpi' else {}
+        record = families.get(family)
+        oversub = record['forcing']['oversubscribe_env'] if self.oversubscribe > 1 else {}
+        # where rank 0's output proves the algorithm (Open MPI's verbose output), the evidence
+        # variables go to rank 0 only (the wrapper's --rank0-env): it does not grow with ranks
+        self._rank0_env = choice.evidence_env if record['proof']['rank0_only'] else {}
         evidence = {} if self._rank0_env else choice.evidence_env
         self.env_vars = {**self.env_vars, **choice.env_vars, **evidence, **oversub}
 
@@ -147,6 +147,8 @@ class OsuCollectiveBase(CollectiveJob):
             return alg.choose(family, self.mpi_version, self.entry.collective, self.algorithm)
         except alg.AlgorithmError as err:
             self.skip_if(self.algorithm != alg.DEFAULT, f'{err}; not run')
+            # the library's default runs; the run says which table is missing
+            self.algorithm_evidence = f'{evidence.NO_TABLE}:{self.entry.collective}:{err}'
             return None
 
     def _skip_unless_runnable(self, family: str) -> None:
@@ -157,7 +159,8 @@ class OsuCollectiveBase(CollectiveJob):
         if family == mv2.FAMILY:
             reason = mv2.cannot_force(self, coll, self.algorithm)
             self.skip_if(reason is not None, reason)
-        offered = mpilib.listed_algorithms(family, self.search_path(), alg.known_names(family))
+        offered = mpilib.listed_algorithms(family, self.search_path(), alg.known_names(family),
+                                           (coll,))
         if offered is not None:
             reason = alg.unsupported_reason(family, self.mpi_version, coll, self.algorithm,
                                             offered)
@@ -185,7 +188,7 @@ class OsuCollectiveBase(CollectiveJob):
 
     def reads_mpit(self) -> bool:
         """The evidence is MVAPICH2's MPI_T counters, read by our reader (:mod:`.mv2`)."""
-        return self._evidence and self.mpi_family == mv2.FAMILY
+        return self._evidence and families.get(self.mpi_family)['proof']['kind'] == 'mpit'
 
     @run_before('run')
     def build_mpit_reader(self):
@@ -225,6 +228,12 @@ class OsuCollectiveBase(CollectiveJob):
                     f'{self.display_name}: algorithm {self.algorithm!r} ran unproven: the '
                     f'library counts no algorithm (MPI_T reader: no counters; MVAPICH2: '
                     f'configure --enable-mpit-pvars=mv2); recorded as {evidence.NO_EVIDENCE}')
+            if self.algorithm_evidence.startswith(evidence.FORCED_NOT_PROVEN):
+                self.logger.warning(
+                    f'{self.display_name}: algorithm {self.algorithm!r} forced, not proven: '
+                    f'{self.mpi_family} shows no trace of the algorithm that ran')
+        elif self.algorithm_evidence:
+            self.logger.warning(f'{self.display_name}: {self.algorithm_evidence}')
         self.check_results()
         return sn.evaluate(super().validate())
 

@@ -31,20 +31,11 @@ class KnownHangs(rfm.RegressionTestPlugin):
         reason = known_hangs.known_hang(self.library_run())
         self.skip_if(reason is not None, reason or '')
 
-    def mpich_device(self) -> str | None:
-        """MPICH's device (``ch4:ucx``) from the environment's ``mpichversion``."""
-        tool = mpilib.find_tool('mpichversion', self.search_path())
-        if self.mpi_family != 'mpich' or tool is None:
-            return None
-        try:
-            return mpilib.mpich_device(mpilib.run_tool(tool))
-        except mpilib.MpiToolError:
-            return None
-
     def library_run(self) -> known_hangs.Run:
         """This run as :mod:`omb_suite.known_hangs` matches it: program, library, nodes."""
         return known_hangs.Run(self.benchmark, self.mpi_family, self.mpi_version,
-                               self.mpich_device(), self.num_nodes)
+                               mpilib.library_device(self.mpi_family, self.search_path()),
+                               self.num_nodes)
 
     def hang_after_result(self) -> str | None:
         """The library defect that can keep this run from exiting after its whole result

@@ -6,8 +6,8 @@ that :mod:`omb_suite.setup.environs` turns into ReFrame programming environments
 
 * the system MPIs (Debian/Ubuntu Open MPI and MPICH), with OSU from ``$OSU_ROOT`` or
   ``--osu-root FAMILY=PREFIX``;
-* MPIs installed under a prefix of their own (``--mpi mvapich2=/opt/mvapich2``, or the MPI an
-  ``--osu-root`` build links: :mod:`omb_suite.setup.prefix_mpi`);
+* MPIs installed under a prefix of their own (``--mpi /opt/mvapich2``, family recognised, or
+  the MPI an ``--osu-root`` build links: :mod:`omb_suite.setup.prefix_mpi`);
 * every built Spack environment of ``spack/environments`` (its view is the OSU prefix),
   after building the chosen ones (by default one per system MPI without OSU) with the
   ``spack`` on ``PATH`` or the pinned one (:mod:`omb_suite.setup.spack_bootstrap`), reusing those
@@ -26,12 +26,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import mpilib
+from omb_suite import families, mpilib
 from omb_suite.setup import (
     environs,
     module_discovery,
     module_envs,
-    module_facts,
     prefix_mpi,
     spack_bootstrap,
     spack_build,
@@ -53,8 +52,8 @@ SHIM_PROGRAMS = {
               **{n: n for n in ('mpiexec.hydra', 'hydra_pmi_proxy', 'hydra_nameserver',
                                 'hydra_persist', 'mpichversion', 'mpivars')}},
 }
-#: Program whose presence reveals a family, and the library an OSU binary of it links.
-PROBES = {'openmpi': ('ompi_info', 'libmpi.so'), 'mpich': ('mpichversion', 'libmpich')}
+#: The system (Debian) MPI families: those with alternatives to shim.
+SYSTEM_FAMILIES = tuple(SHIM_PROGRAMS)
 
 NO_OSU_MESSAGE = """\
 omb-setup: no OSU Micro-Benchmarks found for any MPI: only the placement probe can run.
@@ -114,25 +113,17 @@ def make_shim(repo: Path, family: str, bindir: Path) -> Path | None:
 
 def detect_mpi(repo: Path, family: str) -> dict[str, Any] | None:
     """Version, CUDA support and bin/ of a system MPI family, or None if not installed."""
-    probe = shutil.which(PROBES[family][0])
+    probe = shutil.which(families.get(family)['recognise']['tools'][0])
     if probe is None:
         return None
     bindir = Path(probe).parent
     path = str(bindir)
-    device = None
-    if family == 'mpich':
-        device = mpilib.mpich_device(mpilib.run_tool(probe))
+    device = mpilib.library_device(family, path)
     shim = make_shim(repo, family, bindir)
     return {'family': family, 'version': mpilib.library_version(family, path),
             'cuda': mpilib.gpu_support(family, 'cuda', path, {}).aware is True,
             'bin': str(shim / 'bin') if shim else str(bindir),
             'prefix': str(shim) if shim else str(bindir.parent), 'device': device}
-
-
-def osu_family(root: Path) -> str | None:
-    """Which MPI family an OSU install was linked with (from ldd of osu_latency)."""
-    libs = run(['ldd', str(root / OSU_MPI_DIR / 'pt2pt' / 'osu_latency')])
-    return next((fam for fam, (_, lib) in PROBES.items() if lib in libs), None)
 
 
 def osu_version(root: Path) -> str | None:
@@ -153,32 +144,10 @@ def check_osu_root(text: str, origin: str) -> Path:
     return root
 
 
-def osu_roots(args: argparse.Namespace, families: list[str]) -> dict[str, Path]:
-    """OSU prefix per MPI family from --osu-root FAMILY=PREFIX, then $OSU_ROOT (via ldd)."""
-    roots: dict[str, Path] = {}
-    for item in args.osu_root:
-        family, sep, prefix = item.partition('=')
-        if not sep or family not in prefix_mpi.FAMILY_TOOLS:
-            raise SystemExit(f'omb-setup: --osu-root {item}: expected FAMILY=PREFIX with '
-                             f'FAMILY one of {", ".join(prefix_mpi.FAMILY_TOOLS)}')
-        roots[family] = check_osu_root(prefix, f'--osu-root {family}')
-    if os.environ.get('OSU_ROOT'):
-        root = check_osu_root(os.environ['OSU_ROOT'], 'OSU_ROOT')
-        family = osu_family(root)
-        if family is None and families:
-            family = families[0]
-            print(f'omb-setup: cannot tell which MPI OSU_ROOT={root} was built with (ldd); '
-                  f'pairing it with {family}: use --osu-root FAMILY=PREFIX to choose')
-        if family is None:
-            print(f'omb-setup: OSU_ROOT={root} ignored: no system MPI to pair it with')
-        else:
-            roots.setdefault(family, root)
-    return roots
-
-
 def system_entry(mpi: dict[str, Any], osu_root: Path | None,
                  source: str = 'system') -> dict[str, Any]:
-    """A system MPI's entry (``system-<family>``), or one of a prefix (``<family>``)."""
+    """A system MPI's entry (``system-<family>``), or one of a prefix (``<family>``, and
+    ``<family>-<version>`` where two prefixes hold the family: :func:`prefix_entries`)."""
     return {
         'name': f'system-{mpi["family"]}' if source == 'system' else mpi['family'],
         'mpi_family': mpi['family'],
@@ -188,6 +157,16 @@ def system_entry(mpi: dict[str, Any], osu_root: Path | None,
         'source': source, 'spack_env': None, 'spack_lock': None,
         'osu_spec': None, 'mpi_spec': None,
     }
+
+
+def prefix_entries(mpis: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of MPIs under prefixes; two of one family are told apart by version."""
+    entries = [system_entry(m, m['osu_root'], 'prefix') for m in mpis]
+    names = [e['name'] for e in entries]
+    for entry in entries:
+        if names.count(entry['mpi_family']) > 1:
+            entry['name'] = f'{entry["mpi_family"]}-{entry["mpi_version"]}'
+    return entries
 
 
 def find_spack(explicit: str | None) -> str | None:
@@ -274,7 +253,7 @@ def module_entries(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def from_modules(mpi: dict[str, Any], entries: list[dict[str, Any]]) -> str | None:
     """The module environment whose MPI is this one found on ``PATH`` (same version tool)."""
-    tool = module_facts.FAMILY_TOOLS[mpi['family']]
+    tool = families.get(mpi['family'])['recognise']['tools'][0]
     mine = shutil.which(tool, path=os.pathsep.join([mpi['bin'], os.environ.get('PATH', '')]))
     return next((e['name'] for e in entries if mine and e['mpi_family'] == mpi['family']
                  and (Path(e['mpi_bin']) / tool).resolve() == Path(mine).resolve()), None)
@@ -301,13 +280,12 @@ def summary(path: Path, entries: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     repo = find_repo(args.repo)
-    mpis = [m for m in (detect_mpi(repo, fam) for fam in PROBES) if m is not None]
-    roots = osu_roots(args, [m['family'] for m in mpis])
+    mpis = [m for m in (detect_mpi(repo, fam) for fam in SYSTEM_FAMILIES) if m is not None]
     try:
-        prefixed = prefix_mpi.prefixed_mpis(args.mpi, roots, {m['family'] for m in mpis})
+        osu = prefix_mpi.osu_roots(args.osu_root, [m['family'] for m in mpis], check_osu_root)
+        prefixed, roots = prefix_mpi.prefixed_mpis(args.mpi, osu, {m['family'] for m in mpis})
     except prefix_mpi.PrefixError as err:
         raise SystemExit(f'omb-setup: {err}') from None
-    own = {m['family'] for m in prefixed}  # their OSU is theirs, not the system MPI's
     spack_envs.write_local_site(repo, mpis)
     spack_envs.write_pip_sites(repo)
     for warning in spack_envs.local_site_mismatches(repo, mpis):
@@ -320,9 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f'omb-setup: the {mpi["family"]} on PATH is the one of environment '
               f'{from_modules(mpi, modular)}: registered through its modules only')
         mpis.remove(mpi)
-    entries = [system_entry(m, None if m['family'] in own else roots.get(m['family']))
-               for m in mpis] + modular
-    entries += [system_entry(m, roots.get(m['family']), 'prefix') for m in prefixed]
+    entries = [system_entry(m, roots.get(m['family'])) for m in mpis] + modular
+    entries += prefix_entries(prefixed)
     lacking = [m['family'] for m in mpis if m['family'] not in roots]
     progress = Progress()
     try:

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from omb_suite import mpilib
+from omb_suite import families, mpilib
 
 REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 
@@ -81,9 +81,8 @@ def has_osu(entry: dict[str, Any]) -> bool:
 
 def features(entry: dict[str, Any]) -> list[str]:
     family = entry['mpi_family']
-    feats = ['mpi', family]
-    if family.startswith('mvapich'):
-        feats.append('mvapich')
+    # a record's extra features: MVAPICH2's environments also select as '+mvapich'
+    feats = ['mpi', family, *(families.get(family)['features'] if families.known(family) else [])]
     if has_osu(entry):
         feats.append('osu')
     feats += [gpu for gpu in ('cuda', 'rocm') if entry.get(gpu)]

@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from omb_suite import families
 from omb_suite.setup import environs, module_facts
 
 #: Shell start-up files that define ``module`` when the calling shell did not export it.
@@ -42,9 +43,9 @@ def parse_item(item: str) -> tuple[str, list[str]]:
     """``FAMILY=MODULE[,MODULE...]`` -> (family, modules)."""
     family, sep, names = item.partition('=')
     modules = [m.strip() for m in names.split(',') if m.strip()]
-    if not sep or not modules or family not in module_facts.FAMILY_TOOLS:
+    if not sep or not modules or not families.known(family):
         raise ModuleError(f'--module {item}: expected FAMILY=MODULE[,MODULE...] with FAMILY one '
-                          f'of {", ".join(module_facts.FAMILY_TOOLS)}, e.g. '
+                          f'of {", ".join(families.names())}, e.g. '
                           f'openmpi=openmpi/4.1.4,osu-micro-benchmarks/7.3')
     return family, modules
 

@@ -4,9 +4,9 @@ shell that loaded them.
 ``omb-setup --module`` runs ``python -m omb_suite.setup.module_facts`` in a shell that did ``module
 load ...`` (:mod:`omb_suite.setup.module_envs`), so every fact comes from the tools the modules put
 on ``PATH`` with the variables they set (``LD_LIBRARY_PATH``...), never from a module's name:
-the MPI family (the version tool the modules added: ``ompi_info``, ``mpichversion``,
-``mpiname``), its version and CUDA awareness, where ``osu_latency`` is, the OSU release in its
-banner and the MPI library it links.
+the MPI family (recognised from the tools the modules added, by the family records:
+:mod:`omb_suite.families`), its version and CUDA awareness, where ``osu_latency`` is, the OSU
+release in its banner and the MPI library it links.
 
 It prints one line, ``OMB-FACTS <json>``: the facts, or ``{"error": "..."}`` saying what the
 modules lack.
@@ -23,15 +23,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import mpilib
+from omb_suite import families, mpilib
 
 MARKER = 'OMB-FACTS '
-#: Family -> its version tool; the first found among the directories the modules added wins.
-FAMILY_TOOLS = {'openmpi': 'ompi_info', 'mvapich2': 'mpiname', 'mpich': 'mpichversion',
-                'mvapich': 'mpichversion'}
-#: Library an OSU program links, per family (``ldd``); MVAPICH's is MPICH's name.
-FAMILY_LIBRARY = {'openmpi': 'libmpi.so', 'mpich': 'libmpich', 'mvapich': 'libmpi',
-                  'mvapich2': 'libmpi'}
 OSU_INSTALL = Path('libexec') / 'osu-micro-benchmarks' / 'mpi' / 'pt2pt' / 'osu_latency'
 _LINKED = re.compile(r'^\s*(lib(?:mpi|mpich)\.so[.\d]*)\s+=>\s+(/\S+)', re.M)
 
@@ -46,47 +40,45 @@ def added_dirs(before: str, after: str) -> list[str]:
     return [d for d in after.split(os.pathsep) if d and d not in old]
 
 
-def mpich_flavour(tool: str) -> str:
-    """``mvapich`` when ``mpichversion`` is MVAPICH's (MVAPICH 3), else ``mpich``."""
-    try:
-        return 'mvapich' if 'MVAPICH' in mpilib.run_tool(tool) else 'mpich'
-    except mpilib.MpiToolError:
-        return 'mpich'
-
-
 def linked_family(library: str | None) -> str | None:
-    """The family of an MPI library file: ``libmpich.so.12`` -> ``mpich``."""
-    name = Path(library).name if library else ''
-    return 'mpich' if name.startswith('libmpich') else 'openmpi' if name.startswith(
-        'libmpi.so') else None
+    """The family of an MPI library file a module's OSU links, where one family's record alone
+    names such a file (``libmpich.so.12`` -> ``mpich``; ``libmpi.so.12`` is several's)."""
+    candidates = families.linking(Path(library).name) if library else []
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def recognised(dirs: list[str]) -> tuple[str, str] | None:
+    """(family, directory) of the first directory holding a library a family record
+    recognises (:func:`omb_suite.mpilib.recognise`)."""
+    for directory in dirs:
+        try:
+            return mpilib.recognise(directory)[0], directory
+        except ValueError:
+            continue
+    return None
 
 
 def family_tool(family: str | None, added: list[str], path: str,
                 osu_links: str | None = None) -> tuple[str, str]:
-    """(family, version tool): the given family's tool on ``path``; else the first family
-    whose tool lies in a directory the modules added; else that of the library OSU links
-    (a module of a system MPI adds nothing to ``PATH``)."""
-    found = next(((name, tool) for name, tool in
-                  ((n, shutil.which(t, path=os.pathsep.join(added)))
-                   for n, t in FAMILY_TOOLS.items()) if tool), None)
+    """(family, version tool): the given family's tool on ``path``; else the family of the
+    first directory the modules added that holds a library; else that of the library OSU
+    links (a module of a system MPI adds nothing to ``PATH``)."""
+    found = recognised(added)
     if family is None:
-        if found is None:
-            family = linked_family(osu_links)
-        else:
-            name, tool = found
-            return (mpich_flavour(tool) if Path(tool).name == 'mpichversion' else name), tool
+        family = found[0] if found else linked_family(osu_links)
     if family is None:
-        raise FactsError('the modules put no MPI version tool on PATH (ompi_info, '
-                         'mpichversion, mpiname) and no OSU linking an MPI: they load no MPI')
-    if family not in FAMILY_TOOLS:
-        raise FactsError(f'unknown MPI family {family!r}: one of {", ".join(FAMILY_TOOLS)}')
-    if found is not None and Path(found[1]).name != FAMILY_TOOLS[family]:
+        raise FactsError('the modules put no MPI a family record recognises on PATH '
+                         f'({", ".join(families.names())}) and no OSU linking an MPI: they '
+                         'load no MPI')
+    if not families.known(family):
+        raise FactsError(f'unknown MPI family {family!r}: one of {", ".join(families.names())}')
+    if found is not None and found[0] != family:
         raise FactsError(f'the modules provide {found[0]} ({found[1]}), not {family}: '
                          f'name the family they provide')
-    tool = shutil.which(FAMILY_TOOLS[family], path=path)
+    name = families.get(family)['recognise']['tools'][0]
+    tool = shutil.which(name, path=path)
     if tool is None:
-        raise FactsError(f'no {FAMILY_TOOLS[family]} on PATH after loading the modules: '
-                         f'they provide no {family}')
+        raise FactsError(f'no {name} on PATH after loading the modules: they provide no {family}')
     return family, tool
 
 
@@ -133,7 +125,7 @@ def read_facts(family: str | None, before_path: str) -> dict[str, Any]:
     osu = osu_facts(path)
     family, tool = family_tool(family, added, path, osu['osu_links'])
     links = osu['osu_links']
-    if links is not None and FAMILY_LIBRARY[family] not in Path(links).name:
+    if links is not None and family not in families.linking(Path(links).name):
         raise FactsError(f'{osu["osu_program"]} links {links}, not a {family} library: the OSU '
                          f'module was built with another MPI than the one loaded')
     version = mpilib.library_version(family, path)

@@ -7,7 +7,8 @@ import argparse
 import os
 import shlex
 
-from omb_suite.setup import module_discovery, prefix_mpi, spack_envs
+from omb_suite import families
+from omb_suite.setup import module_discovery, spack_envs
 
 
 def parser() -> argparse.ArgumentParser:
@@ -60,13 +61,14 @@ def parser() -> argparse.ArgumentParser:
                    default=env.get('OMB_NO_BUILD', '') not in ('', '0'),
                    help='build nothing; register the environments already installed '
                    '(default when $OMB_NO_BUILD is set to anything but 0)')
-    p.add_argument('--osu-root', action='append', default=[], metavar='FAMILY=PREFIX',
-                   help='OSU install prefix for a system MPI family (openmpi, mpich); '
-                   'repeatable. $OSU_ROOT is paired with the MPI its binaries link; for '
-                   'a family with no system MPI, the MPI it links is registered (ldd)')
-    p.add_argument('--mpi', action='append', default=[], metavar='FAMILY=PREFIX',
+    p.add_argument('--osu-root', action='append', default=[], metavar='[FAMILY=]PREFIX',
+                   help='OSU install prefix; repeatable. It is paired with the MPI its '
+                   'binaries link (ldd): a system MPI family (openmpi, mpich), or the MPI '
+                   'under a prefix, registered with it. $OSU_ROOT likewise')
+    p.add_argument('--mpi', action='append', default=[], metavar='[FAMILY=]PREFIX',
                    help='an MPI installed under PREFIX (bin/ with its tools), not as a system '
-                   f'package: FAMILY one of {", ".join(prefix_mpi.FAMILY_TOOLS)}; repeatable')
+                   'package; its family is recognised from its tools (FAMILY, one of '
+                   f'{", ".join(families.names())}, is checked); repeatable')
     add_module_options(p)
     return p
 

@@ -17,17 +17,9 @@ from typing import Any
 
 import yaml
 
+from omb_suite import families
 from omb_suite.setup import pip_mpis
 
-#: Spack package name of an MPI -> ``mpi_family`` in the registry.
-MPI_FAMILIES = {
-    'openmpi': 'openmpi',
-    'mpich': 'mpich',
-    'mvapich2': 'mvapich2',
-    'mvapich': 'mvapich',
-    'mvapich-plus': 'mvapich-plus',
-    'intel-oneapi-mpi': 'intel-mpi',
-}
 OSU_PACKAGE = 'osu-micro-benchmarks'
 DEFAULT_SITE = 'local'
 #: Environment variable our spack.yaml files read to include another sites/<site> folder.
@@ -207,7 +199,7 @@ def registry_entry(repo: Path, env_dir: Path) -> dict[str, Any]:
     params = osu.get('parameters', {})
     return {
         'name': f'spack-{env_dir.name}',
-        'mpi_family': MPI_FAMILIES.get(mpi['name'], mpi['name']),
+        'mpi_family': families.by_spack_package(mpi['name']) or mpi['name'],
         'mpi_version': mpi['version'],
         'osu_root': str(view),
         'osu_version': osu['version'],
