@@ -177,6 +177,16 @@ def test_mpich_algorithms_that_cannot_run_osus_arguments(collective, name, nodes
     assert why in reason
 
 
+@pytest.mark.parametrize("collective", ["allgather", "allgatherv", "alltoall", "barrier"])
+def test_open_mpi_two_process_algorithms_run_on_two_ranks_only(collective):
+    """Met with Open MPI 5.0.11: osu_alltoall two_proc at 4 ranks aborted with
+    MPI_ERR_UNSUPPORTED_OPERATION."""
+    reason = alg.cannot_run("openmpi", collective, "two_proc", nodes=1, ranks=4, min_elements=1)
+    assert "MPI_ERR_UNSUPPORTED_OPERATION" in reason
+    assert alg.cannot_run("openmpi", collective, "two_proc", nodes=1, ranks=2,
+                          min_elements=1) is None
+
+
 def test_what_cannot_run_here_can_elsewhere():
     assert alg.cannot_run("mpich", "bcast", "smp", nodes=2, ranks=4, min_elements=1) is None
     assert alg.cannot_run("mpich", "iallreduce", "sched_reduce_scatter_allgather", nodes=1,

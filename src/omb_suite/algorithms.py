@@ -236,7 +236,7 @@ def cannot_run(family: str, collective: str, name: str, *, nodes: int, ranks: in
     reason), so the case is skipped before the run instead of failing in it.
     """
     holds = {'always': True, 'single_node': nodes == 1,
-             'fewer_elements_than_ranks': min_elements < ranks}
+             'fewer_elements_than_ranks': min_elements < ranks, 'not_two_ranks': ranks != 2}
     for rule in load_table(family).get('cannot_run', []):
         if name == rule['algorithm'] and collective in rule['collectives'] \
                 and holds[rule['when']]:
