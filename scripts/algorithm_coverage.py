@@ -2,10 +2,11 @@
 """What an exploration run did with its non-default algorithm cases, per environment: how
 many ran (passed, failed), were skipped (and why), and were proven (the library's own
 evidence names the algorithm) or only forced. Read from ReFrame's JSON run report
-(``reframe ... --report-file FILE``); a re-run case (``--max-retries``) counts as its last
-attempt.
+(``reframe ... --report-file FILE``), where a re-run case (``--max-retries``) counts as its
+last attempt, and the reasons of skipped cases from ReFrame's output (``--log``: the report
+has none).
 
-    python3 scripts/algorithm_coverage.py REPORT.json [--min-run 0.8]
+    python3 scripts/algorithm_coverage.py REPORT.json [--log OUTPUT] [--min-run 0.8]
 
 With ``--min-run`` it exits 1 when an environment ran fewer than that share of its cases or
 had a failure (issue 26's target: at least 80% run, none failed). docs/algorithms.md keeps
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -25,6 +27,10 @@ from typing import Any
 #: Evidence that is no proof: the library showed nothing (evidence.NO_EVIDENCE), or the
 #: algorithm could be forced but the library offers no way to see it ("forced, not proven").
 UNPROVEN = ('no-evidence', 'forced, not proven')
+#: A skipped case in ReFrame's output (colours removed): its name, environment and reason.
+SKIPPED = re.compile(r'^\[\s*SKIP\s*\] \(\s*\d+/\d+\) (?P<name>.+?) /[0-9a-f]{8} '
+                     r'@[^+\s]+\+(?P<env>\S+) \[(?P<why>.*)\]$', re.M)
+COLOURS = re.compile(r'\x1b\[[0-9;]*m')
 
 
 @dataclass
@@ -53,7 +59,13 @@ def last_attempts(report: dict[str, Any]) -> list[dict[str, Any]]:
     return list(cases.values())
 
 
-def coverage(report: dict[str, Any]) -> dict[str, Coverage]:
+def skip_reasons(output: str) -> dict[tuple[str, str], str]:
+    """(environment, test case) -> why ReFrame skipped it, from ReFrame's output."""
+    return {(m['env'], m['name']): m['why']
+            for m in SKIPPED.finditer(COLOURS.sub('', output))}
+
+
+def coverage(report: dict[str, Any], reasons: dict[tuple[str, str], str]) -> dict[str, Coverage]:
     per_env: dict[str, Coverage] = defaultdict(Coverage)
     for case in last_attempts(report):
         algorithm = case.get('algorithm')
@@ -61,7 +73,8 @@ def coverage(report: dict[str, Any]) -> dict[str, Coverage]:
             continue
         cov = per_env[case['environ']]
         if case['result'] == 'skip':
-            cov.skipped[str(case.get('fail_reason') or 'no reason given')] += 1
+            why = reasons.get((case['environ'], case['display_name']), 'reason not in --log')
+            cov.skipped[why] += 1
             continue
         cov.ran += 1
         evidence = case.get('algorithm_evidence') or ''
@@ -85,10 +98,12 @@ def table(per_env: dict[str, Coverage]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     p.add_argument('report', type=Path, help="ReFrame's JSON run report (--report-file)")
+    p.add_argument('--log', type=Path, help="ReFrame's output of the run (skip reasons)")
     p.add_argument('--min-run', type=float, help='fail below this share of cases run, or on '
                    'any failure (e.g. 0.8)')
     args = p.parse_args(argv)
-    per_env = coverage(json.loads(args.report.read_text()))
+    reasons = skip_reasons(args.log.read_text()) if args.log else {}
+    per_env = coverage(json.loads(args.report.read_text()), reasons)
     print(table(per_env))
     for env, cov in sorted(per_env.items()):
         for failure in cov.failed:
