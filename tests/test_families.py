@@ -187,3 +187,44 @@ def test_real_intel_mpi_lists_its_presets():
         pytest.skip("no impi_info")
     listed = mpilib.listed_algorithms("intel-mpi", os.fspath(bindir), set(), ("bcast",))
     assert listed["bcast"][:3] == ["1", "2", "3"]
+
+
+# ---------------------------------------------------------------- real runs' proof (2 ranks)
+
+
+def test_open_mpi_5_verbose_output_proves_the_forced_algorithm():
+    """pip Open MPI 5.0.11, the choice's environment and evidence_env exported, a bcast: 5.0
+    prints the MCA value as the enum's name ('coll_tuned_bcast_algorithm=binomial')."""
+    output = (MPI5 / "ompi5_bcast_binomial_verbose.txt").read_text()
+    assert evidence.check_evidence("openmpi", "bcast", "binomial", output,
+                                   version="5.0.11") == "tuned:bcast:binomial"
+    with pytest.raises(alg.EvidenceError, match="coll_tuned_bcast_algorithm=binomial, not chain"):
+        evidence.check_evidence("openmpi", "bcast", "chain", output, version="5.0.11")
+
+
+def test_mpich_5_run_and_its_refusal_of_an_unknown_value():
+    ran = (MPI5 / "mpich5_bcast_binomial.txt").read_text()
+    assert evidence.check_evidence("mpich", "bcast", "binomial", ran,
+                                   version="5.0.2") == "mpir:bcast:binomial"
+    refused = (MPI5 / "mpich5_bcast_bogus_name.txt").read_text()
+    with pytest.raises(alg.EvidenceError, match="refused MPIR_CVAR_BCAST_INTRA_ALGORITHM="):
+        evidence.check_evidence("mpich", "bcast", "bogus_name", refused, version="5.0.2")
+
+
+def test_a_module_name_of_a_record_suggests_its_family():
+    from omb_suite.setup import module_envs
+    with pytest.raises(module_envs.ModuleError,
+                       match=r"impi/2021 is a module of intel-mpi: --module intel-mpi=impi/2021"):
+        module_envs.parse_item("intelmpi=impi/2021")
+    assert families.by_module("cray-mpich/8.1.28") == "cray-mpich"
+
+
+def test_the_correctness_run_says_which_library_ran():
+    """collective_check prints MPI_Get_library_version's first line: a job whose environment
+    is Debian's Open MPI 4.1.4 but whose LD_LIBRARY_PATH picks pip's 5.0.11 is told apart."""
+    from omb_suite import correctness
+    said = correctness.library_ran((MPI5 / "collective_check_ompi5.txt").read_text())
+    assert correctness.other_library(said, "openmpi", "5.0.11") is None
+    assert "ran openmpi 5.0.11" in correctness.other_library(said, "openmpi", "4.1.4")
+    assert "not the environment's mpich" in correctness.other_library(said, "mpich", None)
+    assert correctness.other_library(None, "openmpi", "4.1.4") is None

@@ -197,3 +197,39 @@ def test_mpi_prefix_errors_say_what_to_give(checkout, debian, tmp_path, args, ex
         cli.main(['--repo', str(checkout), '--no-spack',
                     '--registry', str(tmp_path / 'r.json'), *argv])
     assert expected in str(exit_.value)
+
+
+def openmpi_prefix(root: Path, version: str) -> Path:
+    """An Open MPI prefix whose ompi_info prints the version as Open MPI 5.0.11's does."""
+    script(root / 'bin' / 'ompi_info', f'echo "Open MPI v{version}"; echo; '
+           'echo "https://www.open-mpi.org/community/help/"')
+    return root
+
+
+def test_two_libraries_of_one_family_are_two_environments(checkout, debian, tmp_path):
+    """Open MPI 4.1 and 5.0 under prefixes of their own, recognised without FAMILY=."""
+    old, new = openmpi_prefix(tmp_path / 'ompi4', '4.1.6'), openmpi_prefix(tmp_path / 'ompi5',
+                                                                           '5.0.11')
+    registry = checkout / 'environments.json'
+    assert cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+                     '--mpi', str(old), '--mpi', f'openmpi={new}']) == 0
+    entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
+    assert entries['openmpi-4.1.6']['path'] == [str(old / 'bin')]
+    assert entries['openmpi-5.0.11']['mpi_version'] == '5.0.11'
+    assert 'system-openmpi' in entries
+
+
+def test_a_prefix_of_another_family_than_named_is_refused(checkout, debian, tmp_path):
+    with pytest.raises(SystemExit, match=r'holds openmpi 5\.0\.11, not mpich'):
+        cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(tmp_path / 'r.json'),
+                  '--mpi', f'mpich={openmpi_prefix(tmp_path / "o", "5.0.11")}'])
+
+
+def test_a_prefix_holding_two_families_asks_which(checkout, debian, tmp_path):
+    both = openmpi_prefix(tmp_path / 'usr', '4.1.4')
+    script(both / 'bin' / 'mpichversion', 'echo "MPICH Version:      4.0.2"')
+    with pytest.raises(SystemExit, match=r'holds mpich 4\.0\.2 and openmpi 4\.1\.4: name one'):
+        cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(tmp_path / 'r.json'),
+                  '--mpi', str(both)])
+    assert cli.main(['--repo', str(checkout), '--no-spack', '--registry',
+                     str(tmp_path / 'r.json'), '--mpi', f'mpich={both}']) == 0

@@ -1,7 +1,8 @@
 """Read our correctness program (``job_sources/collective_check.c``): did the MPI library's
 collectives compute the right data, every element of every message size?
 
-One launch of the program checks several collectives; rank 0 prints a ``COLLCHECK`` line per
+One launch of the program checks several collectives; rank 0 prints the library that ran
+(``COLLCHECK library <MPI_Get_library_version's first line>``), a ``COLLCHECK`` line per
 collective and ``COLLCHECK done ranks=N`` at the end. Anything else (no line for a collective
 asked for, no final line) is an incomplete run, never a pass.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from omb_suite import families
+
 PROGRAM = 'collective_check'
 SOURCE = 'collective_check.c'
 #: The collectives the program can check (OSU program names).
@@ -19,6 +22,7 @@ CHECKABLE = ('osu_allreduce', 'osu_bcast', 'osu_alltoall', 'osu_allgather', 'osu
 
 _LINE = re.compile(r'^COLLCHECK (?P<name>osu_\w+) (?P<verdict>ok|wrong) ?(?P<detail>.*)$', re.M)
 _DONE = re.compile(r'^COLLCHECK done ranks=(\d+)\s*$', re.M)
+_LIBRARY = re.compile(r'^COLLCHECK library (.*)$', re.M)
 
 
 class CorrectnessError(ValueError):
@@ -30,6 +34,25 @@ class Verdict:
     name: str
     ok: bool
     detail: str
+
+
+def library_ran(text: str) -> str | None:
+    """The MPI library that ran the program, as it names itself (``MPI_Get_library_version``)."""
+    match = _LIBRARY.search(text)
+    return match[1].strip() if match else None
+
+
+def other_library(said: str | None, family: str | None, version: str | None) -> str | None:
+    """Why the library that ran (``said``) is not the environment's ``family`` and
+    ``version``; ``None`` when it is, or when no family record reads its text."""
+    found = families.from_library_version(said or '')
+    if found is None or not families.known(family):
+        return None
+    ran_family, ran_version = found
+    if ran_family != family or (version and ran_version != version):
+        return (f'the job ran {ran_family} {ran_version} ({said!r}), not the environment\'s '
+                f'{family} {version}: its PATH or LD_LIBRARY_PATH picks another library')
+    return None
 
 
 def parse(text: str, asked: list[str], ranks: int) -> dict[str, Verdict]:

@@ -140,6 +140,10 @@ def _mpir_evidence(family: str, collective: str, name: str, output: str,
         raise EvidenceError(f"{library} could not apply {collective} algorithm {name!r} to "
                             "these arguments (COLLECTIVE_FALLBACK=error stopped a silent "
                             "fallback to another algorithm)")
+    if re.search(r"Fatal error in internal_Init: Other MPI error,\s*$", output, re.M):
+        raise EvidenceError(f"{library} refused {variable}={name} at MPI_Init without a reason "
+                            "(MPICH 5 prints no error stack for an unknown CVAR value): the "
+                            "installed version does not know this algorithm")
     fatal = re.search(r"Fatal error in (\w+)", output)
     if fatal:
         raise EvidenceError(f"{library} aborted in {fatal.group(1)} while running {collective} "

@@ -111,16 +111,6 @@ def version_from(family: str, text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def from_tool_output(tool: str, text: str) -> str | None:
-    """The family whose version tool is ``tool`` and whose mark ``text`` shows."""
-    for family in names():
-        found = get(family)['recognise']
-        if found['version_tool'] and found['version_tool'][0] == tool \
-                and re.search(found['tool_output'], text, re.M):
-            return family
-    return None
-
-
 def from_library_version(text: str) -> tuple[str, str] | None:
     """(family, version) from ``MPI_Get_library_version``'s text, ``None`` if no record's."""
     return _first_match('library_version', text)
@@ -152,6 +142,12 @@ def tool_families() -> dict[str, list[str]]:
 def by_spack_package(package: str) -> str | None:
     """The family a Spack package name belongs to (``intel-oneapi-mpi`` -> ``intel-mpi``)."""
     return next((f for f in names() if package in get(f)['spack']), None)
+
+
+def by_module(module: str) -> str | None:
+    """The family whose record lists this Lmod module name (``impi/2021.9`` -> ``intel-mpi``)."""
+    name = module.split('/')[0]
+    return next((f for f in names() if name in get(f)['modules']), None)
 
 
 def linking(library_file: str) -> list[str]:

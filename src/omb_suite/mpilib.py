@@ -101,23 +101,27 @@ def library_version(family: str, search_path: str | None = None) -> str | None:
     return version_from(family, text) if text is not None else None
 
 
-def recognise(bindir: str) -> tuple[str, str]:
+def recognise(bindir: str, family: str | None = None) -> tuple[str, str]:
     """(family, version) of the library whose programs are in ``bindir``, from the records'
-    tools and version outputs; ValueError naming what was found when no record fits."""
-    present = {tool: fams for tool, fams in families.tool_families().items()
-               if os.path.isfile(os.path.join(bindir, tool))}
-    seen = []
-    for family in sorted({f for fams in present.values() for f in fams}):
-        argv = families.get(family)['recognise']['version_tool']
-        text = family_tool(family, argv, bindir) if argv else None
-        if text is not None and re.search(families.get(family)['recognise']['tool_output'],
-                                          text, re.M):
-            version = version_from(family, text)
-            if version:
-                return family, version
+    tools and version outputs (only ``family``'s where given); ValueError naming what was
+    found when no record fits, or when two do (Debian's /usr/bin holds Open MPI and MPICH)."""
+    present = {f for tool, fams in families.tool_families().items()
+               if os.path.isfile(os.path.join(bindir, tool)) for f in fams}
+    found, seen = [], []
+    for each in sorted(present if family is None else present & {family}):
+        argv = families.get(each)['recognise']['version_tool']
+        text = family_tool(each, argv, bindir) if argv else None
+        version = version_from(each, text) if text is not None and re.search(
+            families.get(each)['recognise']['tool_output'], text, re.M) else None
+        if version:
+            found.append((each, version))
         seen.append(f'{" ".join(argv or [])}: {(text or "no output").strip()[:80]!r}')
-    mpi = sorted(os.path.basename(p) for p in (os.listdir(bindir) if os.path.isdir(bindir)
-                                                  else []) if 'mpi' in p)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise ValueError(f'{bindir} holds {" and ".join(f"{f} {v}" for f, v in found)}: name '
+                         f'one as FAMILY=PREFIX')
+    mpi = sorted(p for p in (os.listdir(bindir) if os.path.isdir(bindir) else []) if 'mpi' in p)
     raise ValueError(f'{bindir}: no known MPI family (data/families/: '
                      f'{", ".join(families.names())}); found there: '
                      f'{", ".join(mpi) or "no MPI program"}'

@@ -113,6 +113,13 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) {  /* which library ran: the environment's, or one PATH/LD_LIBRARY_PATH chose */
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int length;
+        MPI_Get_library_version(version, &length);
+        version[strcspn(version, "\n")] = '\0';
+        printf("COLLCHECK library %s\n", version);
+    }
     if (argc < 3) {
         if (rank == 0) fprintf(stderr, "usage: collective_check MAX_BYTES NAME...\n");
         MPI_Abort(MPI_COMM_WORLD, 2);

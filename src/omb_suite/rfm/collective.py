@@ -156,9 +156,8 @@ class OsuCollectiveBase(CollectiveJob):
         if self.algorithm == alg.DEFAULT:
             return
         coll = self.entry.collective
-        if family == mv2.FAMILY:
-            reason = mv2.cannot_force(self, coll, self.algorithm)
-            self.skip_if(reason is not None, reason)
+        reason = mv2.cannot_force(self, coll, self.algorithm)
+        self.skip_if(reason is not None, reason)
         offered = mpilib.listed_algorithms(family, self.search_path(), alg.known_names(family),
                                            (coll,))
         if offered is not None:

@@ -76,9 +76,13 @@ class CollectiveCorrectnessBase(CollectiveJob):
     def validate(self):
         stderr = self.read_output(self.stderr.evaluate())
         self.verify_placement(stderr)
+        stdout = self.read_output(self.stdout.evaluate())
+        other = correctness.other_library(correctness.library_ran(stdout), self.mpi_family,
+                                          self.mpi_version)
+        if other:
+            raise SanityError(other)
         try:
-            verdicts = correctness.parse(self.read_output(self.stdout.evaluate()),
-                                         self.checked, self.num_tasks)
+            verdicts = correctness.parse(stdout, self.checked, self.num_tasks)
         except correctness.CorrectnessError as err:
             raise SanityError(str(err)) from None
         wrong = correctness.wrong(verdicts)

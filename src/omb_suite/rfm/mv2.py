@@ -69,7 +69,10 @@ def bound_places(test: rfm.RegressionTest, places: list[probe.RankPlace],
 
 def cannot_force(test: rfm.RegressionTest, collective: str, name: str) -> str | None:
     """Why the environment's MVAPICH2 cannot run algorithm ``name`` of ``collective`` in this
-    job (channel, build options, nodes, sockets, mapping), or ``None``."""
+    job (channel, build options, nodes, sockets, mapping), or ``None`` (for other libraries
+    too: only MVAPICH2's build decides which of its algorithms exist)."""
+    if test.mpi_family != FAMILY:
+        return None
     build = _build(test)
     if isinstance(build, str):
         return f'{build}; not run'

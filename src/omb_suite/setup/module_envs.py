@@ -44,9 +44,13 @@ def parse_item(item: str) -> tuple[str, list[str]]:
     family, sep, names = item.partition('=')
     modules = [m.strip() for m in names.split(',') if m.strip()]
     if not sep or not modules or not families.known(family):
+        given = names if sep else item  # the modules, FAMILY= forgotten or misspelt
+        guess = families.by_module(given.split(',')[0])
+        hint = f'; {given.split(",")[0]} is a module of {guess}: --module {guess}={given}' \
+            if guess else ''
         raise ModuleError(f'--module {item}: expected FAMILY=MODULE[,MODULE...] with FAMILY one '
                           f'of {", ".join(families.names())}, e.g. '
-                          f'openmpi=openmpi/4.1.4,osu-micro-benchmarks/7.3')
+                          f'openmpi=openmpi/4.1.4,osu-micro-benchmarks/7.3{hint}')
     return family, modules
 
 

@@ -77,14 +77,9 @@ def describe(prefix: Path, family: str | None = None) -> dict[str, Any]:
     from its bin/ and, when ``family`` is given, checked against it."""
     bindir = prefix.resolve() / 'bin'
     try:
-        found, version = mpilib.recognise(str(bindir))
+        found, version = mpilib.recognise(str(bindir), family)
     except ValueError as err:
-        raise PrefixError(f'{prefix} holds no {family or "MPI"} installation this suite knows '
-                          f'({err}): give the prefix the library was installed to (its bin/ '
-                          f'holds the tools)') from None
-    if family and family != found:
-        raise PrefixError(f'{prefix} holds {found} {version}, not {family}: drop FAMILY= or '
-                          f'name {found}')
+        raise PrefixError(_unrecognised(prefix, bindir, family, err)) from None
     return {'family': found, 'version': version,
             'cuda': mpilib.gpu_support(found, 'cuda', str(bindir), {}).aware is True,
             'bin': str(bindir), 'prefix': str(bindir.parent), 'device': None}
@@ -112,6 +107,19 @@ def osu_roots(items: list[str], system: list[str], check: Callable[[str, str], P
             print(f'omb-setup: OSU_ROOT={root} ignored: no system MPI to pair it with')
         return roots + ([(family, root)] if family else [])
     return roots
+
+
+def _unrecognised(prefix: Path, bindir: Path, family: str | None, err: ValueError) -> str:
+    """What to say of a prefix without the library asked for: what it holds instead, if a
+    record knows it, else what was found there."""
+    if family:
+        try:
+            other, version = mpilib.recognise(str(bindir))
+            return f'{prefix} holds {other} {version}, not {family}: drop FAMILY= or name {other}'
+        except ValueError:
+            pass
+    return (f'{prefix} holds no {family or "MPI"} installation this suite knows ({err}): give '
+            f'the prefix the library was installed to (its bin/ holds the tools)')
 
 
 def prefixed_mpis(explicit: list[str], osu_roots: list[tuple[str | None, Path]],
