@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-#: Evidence that is no proof: the library showed nothing (evidence.NO_EVIDENCE), or the
-#: algorithm could be forced but the library offers no way to see it ("forced, not proven").
-UNPROVEN = ('no-evidence', 'forced, not proven')
+from omb_suite import evidence
+
+#: Evidence that is no proof: the library showed nothing, the algorithm could be forced but
+#: the library offers no way to see it ran (Intel MPI), or no table covers the version.
+UNPROVEN = (evidence.NO_EVIDENCE, evidence.FORCED_NOT_PROVEN, evidence.NO_TABLE)
 #: A skipped case in ReFrame's output (colours removed): its name, environment and reason.
 SKIPPED = re.compile(r'^\[\s*SKIP\s*\] \(\s*\d+/\d+\) (?P<name>.+?) /[0-9a-f]{8} '
                      r'@[^+\s]+\+(?P<env>\S+) \[(?P<why>.*)\]$', re.M)
@@ -85,10 +87,10 @@ def coverage(report: dict[str, Any], reasons: dict[tuple[str, str], str]) -> dic
             (cov.cannot if CANNOT_RUN.match(why) else cov.skipped)[why] += 1
             continue
         cov.ran += 1
-        evidence = case.get('algorithm_evidence') or ''
+        shown = case.get('algorithm_evidence') or ''
         if case['result'] != 'pass':
             cov.failed.append(f'{case["display_name"]}: {case.get("fail_reason")}')
-        elif evidence and not any(word in evidence for word in UNPROVEN):
+        elif shown and not shown.startswith(UNPROVEN):
             cov.proven += 1
     return dict(per_env)
 

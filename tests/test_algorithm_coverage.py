@@ -1,7 +1,8 @@
 """scripts/algorithm_coverage.py on real exploration runs of bcast, allreduce and alltoall at
 2 and 4 ranks: Open MPI 5.0.11 from pip before two_proc was skipped on 4 ranks (its one
 failure, re-run once), and MPICH 5.0.2 from pip (10 cases MPICH cannot run with OSU's
-arguments on one node). ``tests/data/reports/explore-pip-<lib>.json`` is ReFrame's run report,
+arguments on one node), Intel MPI 2021.18.1 from pip (forced, not proven).
+``tests/data/reports/explore-pip-<lib>.json`` is ReFrame's run report,
 each test case cut to the fields the script reads; ``.out`` the lines ReFrame printed for each
 case (colours removed)."""
 
@@ -59,3 +60,10 @@ def test_what_the_library_cannot_run_with_osu_is_apart_from_the_share():
     assert any("'smp'" in why and 'every rank on one node' in why for why in cov.cannot)
     assert cov.share_run() == 1.0
     assert coverage_script.main([str(report), '--log', str(output), '--min-run', '0.8']) == 0
+
+
+def test_intel_mpi_runs_every_case_forced_but_proves_none():
+    """Intel MPI 2021.18.1 shows no trace of the preset that ran: 'forced-not-proven'."""
+    report = json.loads((DATA / 'reports' / 'explore-pip-impi.json').read_text())
+    cov = coverage_script.coverage(report, {})['spack-pip-impi']
+    assert (cov.cases, cov.ran, cov.proven, cov.failed) == (60, 60, 0, [])
