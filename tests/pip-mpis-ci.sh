@@ -9,7 +9,7 @@
 #      with --mode, ReFrame 4.10 adds -p to the mode's default `.*`, selecting every
 #      environment) of osu_bcast, osu_allreduce
 #      and osu_alltoall at 2 and 4 ranks (4 oversubscribed on 2 cores, OMB_MAX_SCALE=4) with
-#      short sweeps (OMB_PIP_CI_SIZES, default -S max_size=1024 -S iterations=50), and
+#      short sweeps (OMB_PIP_CI_SIZES, default -S max_size=256 -S iterations=20), and
 #      scripts/algorithm_coverage.py requires none failed and >= 80% run of the non-default
 #      algorithm cases the library can run with OSU here (issue 26; the table it prints shows
 #      the share of all cases and why each other one was skipped).
@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --pip-mpi
 .venv/bin/omb-setup
 
-read -ra short <<< "${OMB_PIP_CI_SIZES:--S max_size=1024 -S iterations=50}"
+read -ra short <<< "${OMB_PIP_CI_SIZES:--S max_size=256 -S iterations=20}"
 rfm=(.venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system local
      --max-retries 1 --exec-policy serial)
 envs=$(.venv/bin/python -c 'from omb_suite.setup import pip_mpis
