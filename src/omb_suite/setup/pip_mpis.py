@@ -33,6 +33,7 @@ class PipMpi:
     spack: str
     spack_env: str
     env: dict[str, str]
+    spack_layout: str | None = None
 
     @property
     def spack_package(self) -> str:
@@ -50,7 +51,7 @@ class PipMpi:
 def libraries() -> list[PipMpi]:
     text = resources.files('omb_suite.setup').joinpath('data/pip_mpis.yaml').read_text()
     return [PipMpi(name, entry['what'], tuple(entry['pip']), entry['spack'],
-                   entry['spack_env'], dict(entry.get('env') or {}))
+                   entry['spack_env'], dict(entry.get('env') or {}), entry.get('spack_layout'))
             for name, entry in yaml.safe_load(text).items()]
 
 

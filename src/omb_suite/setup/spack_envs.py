@@ -271,17 +271,14 @@ def pip_external(lib: pip_mpis.PipMpi, repo: Path) -> dict[str, Any]:
 
 
 def external_prefix(lib: pip_mpis.PipMpi, repo: Path, version: str) -> Path:
-    """The prefix Spack is given for a pip MPI: its venv, except for Intel MPI.
-
-    Spack's intel-oneapi-mpi finds the library in ``<prefix>/mpi/<major.minor>`` (the oneAPI
-    installer's layout; spack-packages' build_systems/oneapi.py, ``component_prefix``); the
-    wheel installs it at the venv's top. ``.omb/prefix/<name>`` links that layout to the venv.
-    """
+    """The prefix Spack is given for a pip MPI: its venv, or, where the Spack package looks
+    for the library deeper (``spack_layout``: Intel MPI's ``mpi/2021.18``, the oneAPI
+    installer's layout), ``.omb/prefix/<name>`` whose ``spack_layout`` links the venv."""
     prefix = lib.prefix(repo).resolve()
-    if lib.spack_package != 'intel-oneapi-mpi':
+    if lib.spack_layout is None:
         return prefix
     shim = repo.resolve() / '.omb' / 'prefix' / lib.name
-    link = shim / 'mpi' / '.'.join(version.split('.')[:2])
+    link = shim / lib.spack_layout.format(major_minor='.'.join(version.split('.')[:2]))
     link.parent.mkdir(parents=True, exist_ok=True)
     if link.is_symlink() or link.exists():
         link.unlink()
