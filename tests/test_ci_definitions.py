@@ -75,6 +75,7 @@ def test_ci_runs_the_readme_commands_without_a_build_when_it_has_no_sources(tmp_
                            'reframe-oldest.sh', 'modules-ci.sh', 'run-tests.sh']
     assert 'SKIP mini-cluster: not root' in done.stdout
     assert 'no Spack sources, so no OSU build' in done.stdout
+    assert "SKIP today's MPI releases: no Spack sources" in done.stdout
     assert 'CI phase times (exit 0)' in done.stdout
 
 
@@ -102,7 +103,8 @@ def test_ci_builds_osu_73_from_the_mirror_beside_the_checkout_and_tests_with_it(
     assert f'using the source mirror {mirror}' in done.stdout
     assert box.calls()[1:] == [
         f'quickstart OSU=7.3 GIT={mirror}/spack.git MIRROR={mirror}/spack-mirror',
-        'reframe-oldest.sh', 'modules-ci.sh', f'run-tests OSU_ROOT={view} OSU_ROOT_MPICH=none']
+        'reframe-oldest.sh', 'pip-mpis-ci.sh', 'modules-ci.sh',
+        f'run-tests OSU_ROOT={view} OSU_ROOT_MPICH=none']
 
 
 def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):

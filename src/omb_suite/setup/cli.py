@@ -186,11 +186,6 @@ def check_spack_version(spack: str, repo: Path) -> None:
               f'is tested with Spack {pinned} (spack/pins.yaml)')
 
 
-def default_envs(repo: Path, lacking: list[str]) -> list[str]:
-    """The CPU environment of each system MPI family that has no OSU (``openmpi``, ``mpich``)."""
-    return [family for family in lacking if family in spack_envs.environment_names(repo)]
-
-
 def choose_spack(args: argparse.Namespace, repo: Path, names: list[str],
                  progress: Progress) -> Spack | None:
     """The user's spack (--spack, PATH); else the pinned one, bootstrapped when there is work."""
@@ -211,7 +206,7 @@ def spack_entries(args: argparse.Namespace, repo: Path, lacking: list[str],
                   progress: Progress) -> list[dict[str, Any]]:
     """Build the chosen environments (with a Spack found or bootstrapped), then register
     every built one."""
-    names = args.env if args.env is not None else default_envs(repo, lacking)
+    names = args.env if args.env is not None else spack_envs.default_environments(repo, lacking)
     unknown = sorted(set(names) - set(spack_envs.environment_names(repo)))
     if unknown:
         raise SpackSetupError(f'unknown environment(s) {", ".join(unknown)}; choose from '
@@ -292,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     except prefix_mpi.PrefixError as err:
         raise SystemExit(f'omb-setup: {err}') from None
     spack_envs.write_local_site(repo, mpis)
+    spack_envs.write_pip_sites(repo)
     for warning in spack_envs.local_site_mismatches(repo, mpis):
         print(f'omb-setup: warning: {warning}')
     try:

