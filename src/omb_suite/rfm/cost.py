@@ -31,6 +31,8 @@ from pathlib import Path
 import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_before, variable
+from reframe.core.runtime import runtime
+from reframe.utility import osext
 
 from omb_suite import costfit, costmodel, costwall, osu_limits, scale_audit
 from omb_suite.setup.environs import repo_root
@@ -89,8 +91,12 @@ _WALLS: dict[str, costwall.WallFactors] = {}
 
 
 def reports_dir() -> Path:
-    """Where the run reports are (settings.py ``report_file``)."""
-    return results_dir() / 'reports'
+    """Where ReFrame writes its run reports: the directory of the configuration's
+    ``report_file`` (ours: ``<results>/reports``; a site's own, or ReFrame's default)."""
+    configured = runtime().get_option('general/0/report_file')
+    if not configured:
+        return results_dir() / 'reports'
+    return Path(osext.expandvars(str(configured))).expanduser().parent
 
 
 def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
