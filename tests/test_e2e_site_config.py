@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from rfm_helpers import CHECKS, MPICH, OPENMPI, REFRAME, REPO, fake_osu_tree, mpich_prefix, osu_root
+from test_e2e_cluster import _job_ids, cluster, work  # noqa: F401 (fixtures)
 
 SITE = REPO / 'tests' / 'data' / 'site-config' / 'site.py'
 MODES = REPO / 'reframe' / 'config' / 'modes.py'
@@ -21,14 +22,18 @@ pytestmark = pytest.mark.skipif(not (OPENMPI and MPICH), reason='needs Debian Op
 
 
 def run_site(tmp: Path, *args: str, configs: tuple[Path, ...] = (SITE,), osu: tuple = (),
-             checks: str = CHECKS, **env: str) -> subprocess.CompletedProcess:
-    """ReFrame as a site runs it: its configuration, our checks, no suite variable set."""
+             checks: str = CHECKS, launch: tuple[str, ...] = (),
+             **env: str) -> subprocess.CompletedProcess:
+    """ReFrame as a site runs it (after ``launch``, e.g. ``salloc``): its configuration, our
+    checks, no suite variable set."""
     osu_openmpi, osu_mpich = osu or (str(fake_osu_tree(tmp / 'osu')),) * 2
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(('OMB_', 'OSU_'))}
+    environ = {k: v for k, v in os.environ.items()
+               if not k.startswith(('OMB_', 'OSU_')) or k.startswith('OMB_CLUSTER')}
     environ.update({'SITE_RESULTS': str(tmp / 'site-results'), 'SITE_OSU_OPENMPI': osu_openmpi,
                     'SITE_OSU_MPICH': osu_mpich, 'SITE_MPICH_BIN': str(mpich_prefix(tmp)),
                     'XDG_CACHE_HOME': str(tmp / 'cache'), **env})
-    cmd = [REFRAME, '--nocolor', *(x for c in configs for x in ('-C', str(c))), '-c', checks,
+    cmd = [*launch, REFRAME, '--nocolor', *(x for c in configs for x in ('-C', str(c))),
+           '-c', checks,
            '--prefix', str(tmp / 'rfm'), *args]
     return subprocess.run(cmd, cwd=tmp, env=environ, capture_output=True, text=True, timeout=900)
 
@@ -112,3 +117,22 @@ def test_the_verdict_set_runs_for_real_with_the_site_configuration(tmp_path):
     assert list((tmp_path / 'site-results' / 'reports').glob('run-report-*.json'))
     assert not (REPO / 'perflogs' / 'sitebox').exists()
     shutil.rmtree(tmp_path / 'rfm', ignore_errors=True)
+
+
+@pytest.mark.cluster
+@pytest.mark.e2e
+@pytest.mark.skipif(not (osu_root('OSU_ROOT') and osu_root('OSU_ROOT_MPICH')),
+                    reason='needs OSU_ROOT and OSU_ROOT_MPICH; skipped: OSU end-to-end runs')
+def test_the_verdict_set_runs_in_one_allocation_of_the_mini_cluster(cluster, work):  # noqa: F811
+    """ReFrame in `salloc -N 2` on the site's `srunalloc` partition: every test a step of the
+    one job, across both nodes (the allocation's size from Slurm, nothing suite-specific)."""
+    osu = (osu_root('OSU_ROOT'), osu_root('OSU_ROOT_MPICH'))
+    jobs_before = _job_ids(cluster)
+    out = run_site(work, '--system', 'sitebox:alloc', '-r', '--exec-policy', 'serial',
+                   '--max-retries', '1', '--mode', 'quick', osu=osu, configs=(SITE, MODES),
+                   launch=('salloc', '-N', '2', '--exclusive', '-p', 'compute'), **cluster)
+    text = out.stdout + out.stderr
+    passed, failed, _ = ran(text)
+    assert (failed, out.returncode) == (0, 0), text[-6000:]
+    assert passed >= 12 and len(_job_ids(cluster) - jobs_before) == 1
+    assert 'OsuPt2Pt %benchmark=osu_latency %placement=inter_node' in text

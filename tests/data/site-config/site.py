@@ -36,16 +36,31 @@ site_configuration = {
                  'access': ['--partition=batch'], 'environs': ['gnu-openmpi', 'gnu-mpich']},
                 {'name': 'tools', 'scheduler': 'local', 'launcher': 'local',
                  'environs': ['builtin']},
+                # inside `salloc -N 2`: every test a step of that allocation (the test runs
+                # it on the mini-cluster, whose two nodes share one machine's cores and talk
+                # TCP over rig0: tests/cluster/up)
+                {'name': 'alloc', 'scheduler': 'local', 'launcher': 'srunalloc', 'max_jobs': 1,
+                 'time_limit': '3m',
+                 'processor': {'num_cpus': 1, 'num_cpus_per_core': 1, 'num_sockets': 1,
+                               'num_cpus_per_socket': 1},
+                 'env_vars': [['OMPI_MCA_pml', 'ob1'], ['OMPI_MCA_btl', 'tcp,self,vader'],
+                              ['OMPI_MCA_btl_tcp_if_include', 'rig0'],
+                              ['OMPI_MCA_oob_tcp_if_include', 'rig0'],
+                              ['OMPI_MCA_mpi_yield_when_idle', '1'],
+                              ['UCX_TLS', 'tcp,self'], ['UCX_NET_DEVICES', 'rig0']],
+                 'environs': ['gnu-openmpi', 'gnu-mpich']},
             ],
         },
     ],
     'environments': [
         {'name': 'gnu-openmpi', 'features': ['mpi'], 'cc': 'mpicc', 'cxx': 'mpicxx',
          'env_vars': [['PATH', _path(*_osu_dirs(os.environ.get('SITE_OSU_OPENMPI', '')))],
-                      ['OMPI_ALLOW_RUN_AS_ROOT', '1'], ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1']]},
+                      ['OMPI_ALLOW_RUN_AS_ROOT', '1'], ['OMPI_ALLOW_RUN_AS_ROOT_CONFIRM', '1'],
+                      ['SLURM_MPI_TYPE', 'pmix']]},  # srun's --mpi, as the site's module sets it
         {'name': 'gnu-mpich', 'features': ['mpi'], 'cc': 'mpicc', 'cxx': 'mpicxx',
          'env_vars': [['PATH', _path(os.environ.get('SITE_MPICH_BIN', ''),
-                                     *_osu_dirs(os.environ.get('SITE_OSU_MPICH', '')))]]},
+                                     *_osu_dirs(os.environ.get('SITE_OSU_MPICH', '')))],
+                      ['SLURM_MPI_TYPE', 'pmi2']]},
         {'name': 'builtin', 'cc': 'cc'},
     ],
     'logging': [
