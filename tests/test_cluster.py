@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from omb_suite import known_hangs, mpilib
+
 pytestmark = pytest.mark.cluster
 
 CLUSTER = Path(__file__).resolve().parent / 'cluster'
@@ -45,11 +47,12 @@ def cluster_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def run(*cmd: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> str:
+def run(*cmd: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,
+        timeout: int = 120) -> str:
     """Run a command on the cluster; its stdout, or a failure that shows its stderr."""
     proc = subprocess.run(
         [str(c) for c in cmd], env=env or cluster_env(), cwd=cwd,
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=timeout,
     )
     assert proc.returncode == 0, f'{cmd} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}'
     return proc.stdout
@@ -131,8 +134,23 @@ def test_openmpi_hello_srun_pmix_across_nodes(shared_dir: Path) -> None:
 
 
 def test_mpich_hello_srun_pmi2_across_nodes(shared_dir: Path) -> None:
+    """Debian's MPICH 4.0.2 (ch4:ucx) can hang in MPI_Finalize on two nodes after every rank
+    printed (data/known_hangs.yaml: a start-up program like this one hits it most): such a
+    run is stopped and passes when the output is whole and the library is a known-affected
+    one, as the suite keeps such results; any other hang or a partial output fails."""
     exe = build_hello(shared_dir, 'mpicc.mpich')
-    out = run('srun', '-N2', '-n2', '--mpi=pmi2', exe, env=cluster_env(MPICH_ENV))
+    cmd = ['srun', '-N2', '-n2', '--mpi=pmi2', str(exe)]
+    try:
+        out = run(*cmd, env=cluster_env(MPICH_ENV), timeout=60)
+    except subprocess.TimeoutExpired as stopped:
+        out = (stopped.stdout or b'').decode() if isinstance(stopped.stdout, bytes) \
+            else stopped.stdout or ''
+        found = mpilib.library_version('mpich', os.path.dirname(shutil.which('mpichversion')
+                                                                or ''))
+        defect = known_hangs.hang_after_result(known_hangs.Run(
+            'hello', 'mpich', found, mpilib.library_device('mpich', None), nodes=2))
+        assert defect, f'{cmd} hung (no known defect of MPICH {found}):\n{out}'
+        print(f'kept after a known hang: {defect}')
     assert hello_hosts(out, 2) == NODES
 
 
