@@ -74,8 +74,11 @@ def test_a_hang_after_the_whole_result_is_kept_only_where_the_defect_is_known(
          'osu_root': str(_hanging_osu(work / name, text)), 'path': [mpich_bin],
          'source': 'system'} for name, version, text in runs])
     report = work / 'report.json'
+    # no correctness run: 'fixed' claims MPICH 4.2 over Debian's 4.0.2 binaries, which the
+    # correctness program rightly refuses (it prints MPI_Get_library_version)
     out = run_reframe(work, '--system', 'minicluster:compute', *SELECT, '-S', 'limit_floor_s=10',
-                      '-r', '--report-file', str(report), registry=registry, extra_env=cluster)
+                      '-S', 'validation=0', '-r', '--report-file', str(report),
+                      registry=registry, extra_env=cluster)
     text = out.stdout + out.stderr
     whole, cut, fixed = (_case(report, f'{name}-mpich') for name, _, _ in runs)
 

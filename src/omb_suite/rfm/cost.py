@@ -92,11 +92,12 @@ _WALLS: dict[str, costwall.WallFactors] = {}
 
 def reports_dir() -> Path:
     """Where ReFrame writes its run reports: the directory of the configuration's
-    ``report_file`` (ours: ``<results>/reports``; a site's own, or ReFrame's default)."""
-    configured = runtime().get_option('general/0/report_file')
-    if not configured:
+    ``report_file`` when it names one report per session (``{sessionid}``: ours, a site's
+    own, ReFrame's default), else ``<results>/reports`` (a one-off ``--report-file``)."""
+    configured = str(runtime().get_option('general/0/report_file') or '')
+    if '{sessionid}' not in configured:
         return results_dir() / 'reports'
-    return Path(osext.expandvars(str(configured))).expanduser().parent
+    return Path(osext.expandvars(configured)).expanduser().parent
 
 
 def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
