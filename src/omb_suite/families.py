@@ -30,6 +30,7 @@ SCHEMA: dict[str, tuple[str, ...] | None] = {
     'forcing': ('kind', 'variable', 'companions', 'exclude_variable', 'oversubscribe_env'),
     'proof': ('kind', 'env', 'rank0_only', 'read_back'),
     'gpu': ('probe',),
+    'tuning': ('kind', 'versions', 'file', 'env', 'why'),
 }
 #: Keys of a listing (where it is not ``null``: the library has no tool that lists).
 LISTING_KEYS = ('tool', 'args', 'parser')
