@@ -3,7 +3,7 @@ written by ``omb-review tune`` beat the default, and is it never slower beyond t
 
     python benchmarks/tuning_gain.py --environ spack-openmpi [--environ ...] [--dir DIR]
         [--collectives bcast,allreduce,alltoall,allgather] [--scales 2,4] [--max-size 65536]
-        [--sessions 5] [--repeat 3] [--oversubscribe 2] [--system local] [--skip-sweep] [--smoke]
+        [--sessions 5] [--repeat 5] [--oversubscribe 2] [--system local] [--skip-sweep] [--smoke]
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -73,7 +73,8 @@ def pipeline(args, env: str) -> int:
         return rc  # nothing to recommend: said in tune.log, nothing to compare
     rc |= _run(_rfm(args.system, env, ['-n', f'OsuTunedCollective%case=osu_({colls})/',
                                        '-S', f'tuning_dir={where / "tuning"}',
-                                       '-S', f'repeats={args.repeat}', *common,
+                                       '-S', f'repeats={args.repeat}', '--max-retries',
+                                       '1', *common,
                                        '--prefix', str(where / 'tuned')]),
                where / 'tuned.log', {**results, 'OMB_RESULTS_DIR': str(where / 'tuned-perflogs')})
     return rc
@@ -108,7 +109,7 @@ def main() -> int:
     p.add_argument('--scales', default='2,4')
     p.add_argument('--max-size', type=int, default=65536)
     p.add_argument('--sessions', type=int, default=5)
-    p.add_argument('--repeat', type=int, default=3)
+    p.add_argument('--repeat', type=int, default=5)
     p.add_argument('--oversubscribe', type=int, default=2)
     p.add_argument('--skip-sweep', action='store_true')
     p.add_argument('--smoke', action='store_true')
