@@ -126,3 +126,16 @@ def test_the_table_names_each_step_with_its_gain():
     text = '\n'.join(tune.table(s))
     assert '| bcast | 4 | 1 | 1024-1024 | knomial | 50.0% | 1 |' in text
     assert json.dumps([c.size for c in s.cells]) == '[1, 1024]'
+
+
+def test_the_report_shows_the_recommendation_or_says_why_there_is_none():
+    from omb_review import report
+
+    frame = points({DEFAULT: {1: STEADY, 1024: STEADY},
+                    'knomial': {1: STEADY, 1024: [v * 0.5 for v in STEADY]}})
+    found, said = tune.studies(frame, 'core', 0.05, SETTINGS)
+    page = report.tuning_table(found, said)
+    assert "id='tuning-table'" in page and '<td>knomial</td>' in page
+    same = points({DEFAULT: {8: STEADY}, 'chain': {8: STEADY}})
+    assert 'nothing to recommend' in report.tuning_table(*tune.studies(same, 'core', 0.05,
+                                                                      SETTINGS))
