@@ -19,19 +19,13 @@ from pathlib import Path
 
 import pytest
 from caller_env import from_caller
-from testdata import REPO
+from testdata import REPO, minicluster_env
 
 
 @pytest.fixture(autouse=True)
 def _without_the_callers_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in from_caller(os.environ):
         monkeypatch.delenv(name)
-
-
-def _cluster_env() -> dict[str, str]:
-    cdir = os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster')
-    return {'PATH': f'{REPO / "tests" / "cluster" / "bin"}:{os.environ["PATH"]}',
-            'OMB_CLUSTER_DIR': cdir, 'SLURM_CONF': f'{cdir}/etc/slurm.conf'}
 
 
 @pytest.fixture(scope='module')
@@ -43,7 +37,7 @@ def cluster() -> dict[str, str]:
         if os.environ.get('OMB_CLUSTER_UP') == '1':
             pytest.fail(f'OMB_CLUSTER_UP=1 but the mini-cluster is not healthy:\n{up.stdout}')
         pytest.skip('mini-cluster not up: run tests/cluster/up (root) to run these tests')
-    return _cluster_env()
+    return minicluster_env()
 
 
 @pytest.fixture

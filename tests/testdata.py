@@ -1,5 +1,5 @@
-"""Paths to test data and the repository, and where the pip MPIs install in it, shared by
-the test modules.
+"""Paths to test data and the repository, where the pip MPIs install in it and the
+mini-cluster's environment, shared by the test modules.
 
 (A module, not ``conftest.py``: tests/review has its own conftest, and two ``conftest``
 modules would shadow each other under pytest's default import mode.)
@@ -7,6 +7,7 @@ modules would shadow each other under pytest's default import mode.)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from omb_suite.setup import pip_mpis
@@ -29,3 +30,11 @@ def pip_mpi(name: str) -> pip_mpis.PipMpi:
 def pip_mpi_prefix(name: str) -> Path:
     """Where `bash scripts/install-deps.sh --pip-mpi` installs ``name`` in this checkout."""
     return pip_mpi(name).prefix(REPO)
+
+
+def minicluster_env() -> dict[str, str]:
+    """What `source tests/cluster/env.sh` exports: the mini-cluster's directory, its Slurm
+    configuration and its Slurm client wrappers first on PATH."""
+    cdir = os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster')
+    return {'OMB_CLUSTER_DIR': cdir, 'SLURM_CONF': f'{cdir}/etc/slurm.conf',
+            'PATH': f'{REPO / "tests" / "cluster" / "bin"}:{os.environ["PATH"]}'}
