@@ -10,16 +10,16 @@ the tests on the two-node Slurm mini-cluster (tests/cluster/up): ``cluster``, ``
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
+import testdata
 from caller_env import from_caller
-from testdata import REPO, minicluster_env
 
 
 @pytest.fixture(autouse=True)
@@ -32,12 +32,13 @@ def _without_the_callers_variables(monkeypatch: pytest.MonkeyPatch) -> None:
 def cluster() -> dict[str, str]:
     """The variables that reach the mini-cluster; a skip when it is not up (a failure with
     OMB_CLUSTER_UP=1: .ci/run brought it up, so one that does not answer is broken)."""
-    up = subprocess.run([str(REPO / 'tests/cluster/status')], capture_output=True, text=True)
+    up = subprocess.run([str(testdata.REPO / 'tests/cluster/status')], capture_output=True,
+                        text=True)
     if up.returncode != 0:
         if os.environ.get('OMB_CLUSTER_UP') == '1':
             pytest.fail(f'OMB_CLUSTER_UP=1 but the mini-cluster is not healthy:\n{up.stdout}')
         pytest.skip('mini-cluster not up: run tests/cluster/up (root) to run these tests')
-    return minicluster_env()
+    return testdata.minicluster_env()
 
 
 @pytest.fixture
@@ -53,5 +54,4 @@ def work(cluster: dict[str, str]) -> Iterator[Path]:
 @pytest.fixture
 def slurm_job_ids(cluster: dict[str, str]) -> Callable[[], set[str]]:
     """Reads the ids of every job the mini-cluster's Slurm controller has logged so far."""
-    log = Path(cluster['OMB_CLUSTER_DIR']) / 'log' / 'slurmctld.log'
-    return lambda: set(re.findall(r'JobId=(\d+)', log.read_text()))
+    return partial(testdata.slurm_job_ids, Path(cluster['OMB_CLUSTER_DIR']))

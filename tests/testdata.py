@@ -8,6 +8,7 @@ modules would shadow each other under pytest's default import mode.)
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from omb_suite.setup import pip_mpis
@@ -38,3 +39,10 @@ def minicluster_env() -> dict[str, str]:
     cdir = os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster')
     return {'OMB_CLUSTER_DIR': cdir, 'SLURM_CONF': f'{cdir}/etc/slurm.conf',
             'PATH': f'{REPO / "tests" / "cluster" / "bin"}:{os.environ["PATH"]}'}
+
+
+def slurm_job_ids(cluster_dir: Path) -> set[str]:
+    """The ids of every job the mini-cluster's Slurm controller has logged so far (none
+    before its first start)."""
+    log = cluster_dir / 'log' / 'slurmctld.log'
+    return set(re.findall(r'JobId=(\d+)', log.read_text())) if log.exists() else set()
