@@ -417,26 +417,23 @@ def main() -> int:
 def cluster_verdict(mode: list[str]) -> dict[str, float]:
     """The verdict set on the mini-cluster inside one `salloc -N 2`: Slurm jobs counted in the
     controller's log, node-minutes = 2 nodes x the allocation's wall time."""
-    cdir = Path(os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster'))
-    env = {**os.environ, 'PATH': f"{REPO / 'tests/cluster/bin'}:{os.environ['PATH']}",
-           'SLURM_CONF': str(cdir / 'etc/slurm.conf'), 'OMB_CLUSTER_DIR': str(cdir)}
-    log = cdir / 'log' / 'slurmctld.log'
-    jobs_before = _job_ids(log)
+    sys.path.insert(0, str(REPO / 'tests'))
+    from testdata import minicluster_env, slurm_job_ids
+
+    env = {**os.environ, **minicluster_env()}
+    cdir = Path(env['OMB_CLUSTER_DIR'])
+    jobs_before = slurm_job_ids(cdir)
     os.environ['OMB_CLUSTER_WORK'] = str(cdir / 'work')
     (cdir / 'work').mkdir(exist_ok=True)
     v = section_verdict(env, 'minicluster:alloc',
                         ['salloc', '-N', '2', '--exclusive', '-p', 'compute'], mode)
-    v['slurm_jobs'] = float(len(_job_ids(log) - jobs_before))
+    v['slurm_jobs'] = float(len(slurm_job_ids(cdir) - jobs_before))
     v['node_minutes'] = 2 * v['suite_s'] / 60
     print(f"(b) verdict set on the mini-cluster, one allocation: {v['tests']:.0f} test cases, "
           f"{v['failures']:.0f} failures, {v['slurm_jobs']:.0f} Slurm job(s) instead of "
           f"{v['tests']:.0f}; {v['suite_s']:.1f} s = {v['node_minutes']:.1f} node-minutes "
           f"(target 1 job, <= {TARGETS['node_minutes']} node-minutes)")
     return v
-
-
-def _job_ids(log: Path) -> set[str]:
-    return set(re.findall(r'JobId=(\d+)', log.read_text())) if log.exists() else set()
 
 
 if __name__ == '__main__':

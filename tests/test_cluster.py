@@ -16,13 +16,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from testdata import minicluster_env
 
 from omb_suite import known_hangs, mpilib
 
 pytestmark = pytest.mark.cluster
 
 CLUSTER = Path(__file__).resolve().parent / 'cluster'
-CLUSTER_DIR = Path(os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster'))
+CLUSTER_DIR = Path(minicluster_env()['OMB_CLUSTER_DIR'])
 NODES = ['node1', 'node2']
 # Open MPI over TCP on the veth between the nodes; it refuses root without the last two.
 OPENMPI_ENV = {
@@ -40,11 +41,7 @@ HELLO_LINE = re.compile(r'^rank (\d+) of (\d+) on (\S+) cpus (\S+)$', re.M)
 
 def cluster_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment `source tests/cluster/env.sh` gives, plus `extra`."""
-    env = dict(os.environ, **(extra or {}))
-    env['OMB_CLUSTER_DIR'] = str(CLUSTER_DIR)
-    env['SLURM_CONF'] = str(CLUSTER_DIR / 'etc' / 'slurm.conf')
-    env['PATH'] = f'{CLUSTER / "bin"}:{env["PATH"]}'
-    return env
+    return {**os.environ, **(extra or {}), **minicluster_env()}
 
 
 def run(*cmd: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None,

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import time
-import uuid
 from functools import partial
 from pathlib import Path
 
@@ -29,35 +28,6 @@ run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'os
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 
-CLUSTER_BIN = REPO / 'tests' / 'cluster' / 'bin'
-
-
-def _cluster_env() -> dict[str, str]:
-    cdir = os.environ.get('OMB_CLUSTER_DIR', '/tmp/omb-minicluster')
-    return {'PATH': f'{CLUSTER_BIN}:{os.environ["PATH"]}', 'OMB_CLUSTER_DIR': cdir,
-            'SLURM_CONF': f'{cdir}/etc/slurm.conf'}
-
-
-@pytest.fixture(scope='module')
-def cluster():
-    up = subprocess.run([str(REPO / 'tests/cluster/status')], capture_output=True, text=True)
-    if up.returncode != 0:
-        if os.environ.get('OMB_CLUSTER_UP') == '1':
-            pytest.fail(f'OMB_CLUSTER_UP=1 but the mini-cluster is not healthy:\n{up.stdout}')
-        pytest.skip('mini-cluster not up: run tests/cluster/up (root) to run these tests')
-    return _cluster_env()
-
-
-@pytest.fixture
-def work(cluster):
-    """Stage under the cluster directory: every node sees it, while each node has its own
-    /tmp (and a CI checkout may well live under /tmp)."""
-    path = Path(cluster['OMB_CLUSTER_DIR']) / 'work' / uuid.uuid4().hex[:8]
-    path.mkdir(parents=True)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 def _registry(work: Path, osu: str | None) -> Path:
     return write_registry(work / 'environments.json', [
         {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu,
@@ -66,11 +36,6 @@ def _registry(work: Path, osu: str | None) -> Path:
 
 def _perflog(work: Path, partition: str, test: str) -> list[dict[str, str]]:
     return perflog(work, test, system=f'minicluster/{partition}')
-
-
-def _job_ids(cluster: dict[str, str]) -> set[str]:
-    log = Path(cluster['OMB_CLUSTER_DIR']) / 'log' / 'slurmctld.log'
-    return set(re.findall(r'JobId=(\d+)', log.read_text()))
 
 
 @pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
@@ -108,7 +73,7 @@ def test_osu_latency_inter_node_is_tcp_intra_node_is_shared_memory(cluster, work
 
 
 @pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
-def test_cluster_ci_script_runs_suite_and_gate_on_minicluster(cluster, work):
+def test_cluster_ci_script_runs_suite_and_gate_on_minicluster(cluster, work, slurm_job_ids):
     """The command of .gitlab-ci.yml's suite-and-gate job, on the mini-cluster, in one
     allocation (OMB_ALLOC) as .gitlab-ci.yml runs it."""
     env = dict(os.environ, **cluster, OMB_RESULTS_DIR=str(work / 'results'),
@@ -116,21 +81,21 @@ def test_cluster_ci_script_runs_suite_and_gate_on_minicluster(cluster, work):
                OMB_SETUP_ARGS='--no-build', OMB_JUNIT_DIR=str(work / 'junit'),
                OMB_ALLOC='salloc -N 2 --exclusive -p compute')
     env.pop('OSU_ROOT', None)
-    before = _job_ids(cluster)
+    before = slurm_job_ids()
     cmd = [str(REPO / 'scripts/cluster-ci.sh'), 'minicluster:alloc', 'upgrade=post',
            '-n', 'PlacementProbe', '-p', 'system-openmpi', '--prefix', str(work / 'rfm')]
     out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "session tag 'upgrade=post', in one allocation" in out.stdout
     assert 'gate exit 0' in out.stdout
-    assert len(_job_ids(cluster) - before) == 1
+    assert len(slurm_job_ids() - before) == 1
     rows = _perflog(work, 'alloc', 'PlacementProbe')
     assert {r['session_tag'] for r in rows} == {'upgrade=post'}
     assert list((work / 'junit').glob('*.xml')) and list((work / 'results').glob('gate-*.json'))
 
 
 @pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
-def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
+def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work, slurm_job_ids):
     """ReFrame started inside `salloc -N 2 --exclusive` on the alloc partition: every test is
     a step of that one job (1 Slurm job instead of one per test), steps one at a time. With
     OSU (OSU_ROOT, OSU_ROOT_MPICH: CI's Spack builds) it is the whole verdict set with both
@@ -138,7 +103,7 @@ def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
     osu, osu_mpich = rfm_helpers.osu_root('OSU_ROOT'), rfm_helpers.osu_root('OSU_ROOT_MPICH')
     registry = rfm_helpers.local_registry(work, osu, osu_mpich)
     select = [] if osu else ['-n', 'PlacementProbe']
-    before = _job_ids(cluster)
+    before = slurm_job_ids()
     start = time.time()
     out = subprocess.run(
         ['salloc', '-N', '2', '--exclusive', '-p', 'compute', REFRAME, '--nocolor', '-C',
@@ -152,7 +117,7 @@ def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work):
                  OMB_RESULTS_DIR=str(work / 'results')))
     wall = time.time() - start
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr
-    jobs = _job_ids(cluster) - before
+    jobs = slurm_job_ids() - before
     ran = int(re.search(r'Ran (\d+)/', out.stdout).group(1))
     print(f'one allocation: {ran} test cases, {len(jobs)} Slurm job(s), {wall:.0f} s')
     # without OSU the probe's placements on the partition (2) are the tests that share the job

@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 import rfm_helpers
 from rfm_helpers import mpich_prefix, write_registry
-from test_e2e_cluster import cluster, work  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e,
               pytest.mark.skipif(not shutil.which('mpichversion'),
@@ -61,7 +60,7 @@ def _case(report: Path, environ: str) -> dict:
 
 
 def test_a_hang_after_the_whole_result_is_kept_only_where_the_defect_is_known(
-        cluster, work):  # noqa: F811
+        cluster, work):
     """One run, three environments, each launch stopped at its 10 s limit: MPICH 4.0.2 with
     the whole table passes with the defect named; with the table cut it fails; MPICH 4.2 (the
     fix) with the whole table fails saying the time went after the benchmark, not to the

@@ -15,12 +15,15 @@ import json
 import os
 import subprocess
 import time
+from functools import partial
 
 import pytest
+import rfm_helpers
 from rfm_helpers import REPO, write_registry
-from test_e2e_cluster import cluster, run_reframe, work  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
+
+run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
 
 ON = str(REPO / 'tests' / 'cluster' / 'on')
 #: each node's outgoing rate on the link (the queue it builds is the delay)
@@ -29,7 +32,7 @@ FLOOR_S = 15
 
 
 @pytest.fixture
-def slow_link(cluster):  # noqa: F811
+def slow_link(cluster):
     for node in ('node1', 'node2'):
         subprocess.run([ON, node, 'tc', 'qdisc', 'add', 'dev', 'rig0', 'root', *SHAPING],
                        check=True)
@@ -38,7 +41,7 @@ def slow_link(cluster):  # noqa: F811
         subprocess.run([ON, node, 'tc', 'qdisc', 'del', 'dev', 'rig0', 'root'], check=False)
 
 
-def test_a_delayed_link_is_stopped_at_the_derived_limit_and_says_why(cluster, work,  # noqa: F811
+def test_a_delayed_link_is_stopped_at_the_derived_limit_and_says_why(cluster, work,
                                                                      slow_link):
     osu = os.environ.get('OSU_ROOT')
     if not osu:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from rfm_helpers import CHECKS, MPICH, OPENMPI, REFRAME, REPO, fake_osu_tree, mpich_prefix, osu_root
-from test_e2e_cluster import _job_ids, cluster, work  # noqa: F401 (fixtures)
 
 SITE = REPO / 'tests' / 'data' / 'site-config' / 'site.py'
 MODES = REPO / 'reframe' / 'config' / 'modes.py'
@@ -123,16 +122,17 @@ def test_the_verdict_set_runs_for_real_with_the_site_configuration(tmp_path):
 @pytest.mark.e2e
 @pytest.mark.skipif(not (osu_root('OSU_ROOT') and osu_root('OSU_ROOT_MPICH')),
                     reason='needs OSU_ROOT and OSU_ROOT_MPICH; skipped: OSU end-to-end runs')
-def test_the_verdict_set_runs_in_one_allocation_of_the_mini_cluster(cluster, work):  # noqa: F811
+def test_the_verdict_set_runs_in_one_allocation_of_the_mini_cluster(cluster, work,
+                                                                      slurm_job_ids):
     """ReFrame in `salloc -N 2` on the site's `srunalloc` partition: every test a step of the
     one job, across both nodes (the allocation's size from Slurm, nothing suite-specific)."""
     osu = (osu_root('OSU_ROOT'), osu_root('OSU_ROOT_MPICH'))
-    jobs_before = _job_ids(cluster)
+    jobs_before = slurm_job_ids()
     out = run_site(work, '--system', 'sitebox:alloc', '-r', '--exec-policy', 'serial',
                    '--max-retries', '1', '--mode', 'quick', osu=osu, configs=(SITE, MODES),
                    launch=('salloc', '-N', '2', '--exclusive', '-p', 'compute'), **cluster)
     text = out.stdout + out.stderr
     passed, failed, _ = ran(text)
     assert (failed, out.returncode) == (0, 0), text[-6000:]
-    assert passed >= 12 and len(_job_ids(cluster) - jobs_before) == 1
+    assert passed >= 12 and len(slurm_job_ids() - jobs_before) == 1
     assert 'OsuPt2Pt %benchmark=osu_latency %placement=inter_node' in text

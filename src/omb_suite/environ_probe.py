@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -124,7 +123,7 @@ def _recognise(blocks: Mapping[str, list[str]]) -> tuple[str | None, str | None,
     for argv, users in _version_tools().items():
         text = '\n'.join(blocks.get(shlex.join(argv), []))
         for family in users:
-            version = _tool_version(family, text) if text else None
+            version = families.tool_version(family, text) if text else None
             if version:
                 tools[family] = version
     if found:
@@ -140,14 +139,6 @@ def _recognise(blocks: Mapping[str, list[str]]) -> tuple[str | None, str | None,
     if tools:
         seen += f"; version tools of {', '.join(sorted(tools))} (cannot tell which the job uses)"
     return None, None, seen
-
-
-def _tool_version(family: str, text: str) -> str | None:
-    """The version in a version tool's output, if the output is the family's own (MPICH's and
-    MVAPICH's tools share a name)."""
-    if not re.search(families.get(family)['recognise']['tool_output'], text, re.M):
-        return None
-    return families.version_from(family, text)
 
 
 def _first_line(text: str) -> str:

@@ -112,6 +112,15 @@ def version_from(family: str, text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def tool_version(family: str, text: str) -> str | None:
+    """The version in a version tool's output, ``None`` where the output is not the family's
+    own (MPICH's and MVAPICH's ``mpichversion`` share a name: ``tool_output`` tells them
+    apart)."""
+    if not re.search(get(family)['recognise']['tool_output'], text, re.M):
+        return None
+    return version_from(family, text)
+
+
 def from_library_version(text: str) -> tuple[str, str] | None:
     """(family, version) from ``MPI_Get_library_version``'s text, ``None`` if no record's."""
     return _first_match('library_version', text)

@@ -111,8 +111,7 @@ def recognise(bindir: str, family: str | None = None) -> tuple[str, str]:
     for each in sorted(present if family is None else present & {family}):
         argv = families.get(each)['recognise']['version_tool']
         text = family_tool(each, argv, bindir) if argv else None
-        version = version_from(each, text) if text is not None and re.search(
-            families.get(each)['recognise']['tool_output'], text, re.M) else None
+        version = families.tool_version(each, text) if text is not None else None
         if version:
             found.append((each, version))
         seen.append(f'{" ".join(argv or [])}: {(text or "no output").strip()[:80]!r}')

@@ -122,13 +122,10 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     @run_after('setup')
     def record_environment_facts(self):
         extras = self.current_environ.extras
-        for fact in ('mpi_family', 'mpi_version', 'osu_version', 'osu_spec', 'mpi_spec',
-                     'spack_lock'):
+        for fact in ('osu_version', 'osu_spec', 'mpi_spec', 'spack_lock'):
             if extras.get(fact) is not None:
                 setattr(self, fact, str(extras[fact]))
-        if not self.mpi_family:
-            self.mpi_family, version = environ_facts.mpi_library(self.current_environ)
-            self.mpi_version = self.mpi_version or version
+        self.mpi_family, self.mpi_version = environ_facts.mpi_library(self.current_environ)
         launcher = self.current_partition.launcher_type.registered_name
         reason = environ_facts.unknown_family(self.current_environ, launcher)
         self.skip_if(reason is not None, reason)
