@@ -12,7 +12,11 @@
 #      short sweeps (OMB_PIP_CI_SIZES, default -S max_size=256 -S iterations=20), and
 #      scripts/algorithm_coverage.py requires none failed and >= 80% run of the non-default
 #      algorithm cases the library can run with OSU here (issue 26; the table it prints shows
-#      the share of all cases and why each other one was skipped).
+#      the share of all cases and why each other one was skipped);
+#   4. for each, a tuning file from a real sweep (issue 30: benchmarks/tuning_gain.py: bcast and
+#      allreduce at 2 and 4 ranks, 3 sessions, the default measured alongside; omb-review tune writes
+#      the library's own file; OsuTunedCollective loads it against the default in one job with
+#      the family's proof), failing where a proof fails or the file is slower beyond the noise.
 # A failed test is re-measured once, as quickstart does. Exits non-zero if any step failed,
 # after running every library. Results under .omb/pip-mpis-ci/<environment>/.
 set -euo pipefail
@@ -44,6 +48,11 @@ for env in $envs; do
   grep -E 'Ran [0-9]+/[0-9]+ test case' "$out/explore.log" || tail -20 "$out/explore.log"
   .venv/bin/python scripts/algorithm_coverage.py "$out/explore.json" --log "$out/explore.log" \
     --min-run 0.8 || rc=1
+  echo "== $env: a tuning file from a sweep, proven against the default"
+  .venv/bin/python benchmarks/tuning_gain.py --environ "$env" --dir "$out/tuning" \
+    --collectives bcast,allreduce --scales 2,4 --max-size 4096 --sessions 3 \
+    > "$out/tuning.log" 2>&1 || { rc=1; echo "FAILED: $env tuning ($out/tuning.log)"; }
+  tail -6 "$out/tuning.log"
   echo "== $env: $((SECONDS - start)) s"
 done
 exit $rc

@@ -135,6 +135,24 @@ def _parser() -> argparse.ArgumentParser:
     base.add_argument("--floor", type=float, default=0.05, help="tightest bound (0.05)")
     base.add_argument("--generous", type=float, default=0.5,
                       help="bound on the good side (0.5)")
+    tun = sub.add_parser("tune", help="tuning recommendation and the library's tuning file",
+                         description="From proven algorithm sweeps (OsuCollectiveSweep with "
+                         "-S measure_default=1, repeated): per environment the fastest algorithm "
+                         "per collective, scale and size range where it beats the default beyond "
+                         "the noise, and the library's own tuning file (docs/algorithms.md).")
+    _common(tun)
+    tun.add_argument("-o", "--out", type=Path, required=True,
+                     help="output directory: OUT/<environ>/ gets the file and its table")
+    tun.add_argument("--partition", help="only this partition")
+    tun.add_argument("--environ", action="append", help="only these environments (repeatable)")
+    tun.add_argument("--mapping", default="core", help="the mapping studied (core)")
+    tun.add_argument("--nodes", type=int, help="only runs on this many nodes")
+    tun.add_argument("--threshold", type=float, default=0.05,
+                     help="smallest gain over the default recommended (0.05 = 5%%)")
+    tun.add_argument("--alpha", type=float, default=0.01, help="Mann-Whitney significance (0.01)")
+    tun.add_argument("--allow-unproven", action="store_true",
+                     help="use algorithms forced but not provable (Intel MPI: "
+                     "'forced-not-proven'); the table says so")
     imp = sub.add_parser("import-osu", help="raw OSU output files -> perflog records (history)",
                          description=importer.__doc__.split("\n\n")[0])
     imp.add_argument("osu_dir", type=Path, metavar="OSU_DIR",
@@ -257,6 +275,13 @@ def cmd_baseline(args) -> int:
     return 0
 
 
+def cmd_tune(args) -> int:
+    from . import tune_output
+
+    ds = _load(args)
+    return tune_output.run(args, ds)
+
+
 def cmd_import(args) -> int:
     if not args.osu_dir.is_dir():
         raise FileNotFoundError(f"{args.osu_dir}: not a directory of OSU outputs")
@@ -279,7 +304,7 @@ def cmd_import(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline,
-               "import-osu": cmd_import}[args.command]
+               "import-osu": cmd_import, "tune": cmd_tune}[args.command]
     try:
         return command(args)
     except (FileNotFoundError, ValueError) as err:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from . import procurement
+from . import procurement, tune
 from .findings import CURVE_KEYS, Finding
 from .gate import SeriesResult
 from .hockney import Fit
@@ -115,6 +115,18 @@ def hockney_table(fits: list[Fit]) -> str:
     return _table(header, rows, "hockney-table") if rows else ""
 
 
+def tuning_table(studies: list[tune.Study], said: list[str]) -> str:
+    """The tuning recommendation (``omb-review tune``'s table) of the algorithm sweeps, or why
+    there is none."""
+    rows = [row for s in studies for row in tune.rows(s)]
+    notes = "".join(f"<p class='muted'>{_esc(n)}</p>" for n in said)
+    if not rows:
+        return notes + ("<p class='muted'>Tuning: nothing to recommend (no algorithm beats the "
+                        "default beyond the noise in the sweeps here).</p>" if studies else "")
+    return ("<h3>Tuning recommendation (omb-review tune)</h3>" + notes
+            + _table(tune.COLUMNS, rows, "tuning-table"))
+
+
 def procurement_table(root: Path) -> str:
     """The procurement result table of the tree's OsuProcurement runs, or why there is none."""
     try:
@@ -196,9 +208,10 @@ def read_payload(path: Path) -> dict:
 
 
 def write(path: Path, ds: Dataset, results: list[SeriesResult], data: dict, fits: list[Fit],
-          notes: list[str], root: Path) -> int:
+          notes: list[str], root: Path, tuning: str = "") -> int:
     """Write the page; returns its size in bytes."""
-    tables = {"hockney": hockney_table(fits), "procurement": procurement_table(root)}
+    tables = {"hockney": hockney_table(fits), "procurement": procurement_table(root),
+              "algorithms": tuning}
     text = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>OMB trend review</title>"
         f"<style>{_asset('report.css')}</style></head><body>"

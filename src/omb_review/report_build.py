@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import curves, plots, report, views
+from . import curves, detect, plots, report, tune, views
 from .findings import findings
 from .gate import SeriesResult
 from .hockney import fit_curves
@@ -35,6 +35,16 @@ def split_of(args, frame: pl.DataFrame) -> plots.Split:
         return plots.Split(tagged["time"].min(), f"tag {args.split_tag}")
     last = frame["time"].max() - timedelta(hours=args.session_gap)
     return plots.Split(last, "latest session vs before")
+
+
+def _tuning(args, frame: pl.DataFrame) -> tuple[list[tune.Study], list[str]]:
+    """The recommendation of the sweeps in the frame (mapping core), with the gate's
+    threshold and alpha; none when the frame holds no sweep."""
+    settings = detect.Settings(threshold=args.threshold, alpha=args.alpha)
+    try:
+        return tune.studies(frame, "core", args.threshold, settings)
+    except tune.NothingToRecommend:
+        return [], []
 
 
 class _Clock:
@@ -67,11 +77,13 @@ def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float
     clock.lap("views")
     fits = fit_curves(frame, peaks)
     clock.lap("hockney")
+    tuning = report.tuning_table(*_tuning(args, frame))
+    clock.lap("tuning")
     data = report.payload(ds, found, charts, infos, compared, fits, split)
     notes = [f"Curves without a finding: before/after split at {split.when:%Y-%m-%d %H:%M} UTC "
              f"({split.caption}).", *ds.notes]
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "report.html"
-    size = report.write(path, ds, results, data, fits, notes, args.perflog_dir)
+    size = report.write(path, ds, results, data, fits, notes, args.perflog_dir, tuning)
     clock.lap(f"page ({size / 2**20:.1f} MiB)")
     return path

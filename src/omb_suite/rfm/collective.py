@@ -281,9 +281,16 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
     sweep once with OSU's ``-c`` and few iterations (same launcher, options and environment),
     and a ``Fail`` fails the test."""
 
+    #: Run the library's default where the verdict set measures it too: a tuning study
+    #: (``omb-review tune``) compares every algorithm with the default measured by the same
+    #: sweep, with the same options (``-S measure_default=1``).
+    #: :type: :class:`bool` :default: ``False``
+    measure_default = variable(typ.Bool, value=False, loggable=False)
+
     @run_after('setup')
     def not_in_verdict(self):
-        verdict = (self.algorithm == alg.DEFAULT and self.mapping == 'core'
+        verdict = (not self.measure_default and self.algorithm == alg.DEFAULT
+                   and self.mapping == 'core'
                    and self.benchmark in catalogue.verdict(self.entry.kind)
                    and self.scale in topology.end_scales(self.topology))
         self.skip_if(verdict, 'measured by the verdict set (reframe/checks/osu_collectives.py)')

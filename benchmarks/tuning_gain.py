@@ -1,0 +1,134 @@
+"""From algorithm sweep to a deployed tuning file, measured: does the library's own tuning file
+written by ``omb-review tune`` beat the default, and is it never slower beyond the noise?
+
+    python benchmarks/tuning_gain.py --environ spack-openmpi [--environ ...] [--dir DIR]
+        [--collectives bcast,allreduce,alltoall,allgather] [--scales 2,4] [--max-size 65536]
+        [--sessions 5] [--repeat 5] [--oversubscribe 2] [--system local] [--skip-sweep] [--smoke]
+
+Per environment, for real (ReFrame and OSU, one after another):
+  1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
+     too (``-S measure_default=1``), in ``--sessions`` ReFrame sessions (each runs every case
+     once, so drift over the sweep falls on every algorithm alike; perflogs in
+     DIR/<environ>/perflogs; ``--skip-sweep`` reuses them);
+  2. ``omb-review tune`` -> DIR/<environ>/tuning (the library's file and its table);
+  3. ``OsuTunedCollective``: the file against the default in one job (``--repeat`` runs of
+     each, alternating), with the family's proof (DIR/<environ>/tuned), each writing
+     ``tuning-comparison.json``.
+Then, per environment: the (collective, scale, size) cells compared, the fraction where the
+tuned selection is faster beyond the noise and the median gain there, and every cell where it
+is slower beyond the noise (the target: none). Cells where the recommendation keeps the
+default (no rule for that collective and scale) are counted apart: nothing was compared.
+``--smoke``: osu_bcast at 2 ranks up to 64 B, 50 iterations (CI: the script still runs).
+Exits 1 when a cell is slower beyond the noise or a step failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+VENV = Path(sys.executable).parent
+
+
+def _rfm(system: str, env: str, extra: list[str]) -> list[str]:
+    return [str(VENV / 'reframe'), '-C', str(REPO / 'reframe' / 'config' / 'settings.py'),
+            '-c', str(REPO / 'reframe' / 'checks' / 'explore'), '--system', system,
+            '-p', f'^{env}$', '--exec-policy', 'serial', *extra, '-r']
+
+
+def _run(cmd: list[str], log: Path, env: dict[str, str]) -> int:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open('w') as out:
+        rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
+                            env={**os.environ, **env}).returncode
+    print(f'  {" ".join(cmd[:1] + cmd[-12:])[:150]}... -> exit {rc} ({log})')
+    return rc
+
+
+def pipeline(args, env: str) -> int:
+    """Sweep, tune, tuned-vs-default for one environment; the worst exit status."""
+    where = args.dir / env
+    colls = '|'.join(args.collectives.split(','))
+    scales = f"scale in ({args.scales},)"
+    common = ['-E', scales, '-S', f'oversubscribe={args.oversubscribe}',
+              '-S', f'max_size={args.max_size}', *args.osu]
+    results = {'OMB_RESULTS_DIR': str(where / 'perflogs'),
+               'OMB_MAX_SCALE': str(max(int(s) for s in args.scales.split(',')))}
+    rc = 0
+    for session in range(0 if args.skip_sweep else args.sessions):
+        rc |= _run(_rfm(args.system, env, ['-n', f'OsuCollectiveSweep%case=osu_({colls})/',
+                                           '-S', 'measure_default=1', *common,
+                                           '--prefix', str(where / 'sweep')]),
+                   where / f'sweep-{session}.log', results)
+    tuned = _run([str(VENV / 'omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
+                  '--environ', env, '-o', str(where / 'tuning')], where / 'tune.log', {})
+    print('   ' + '\n   '.join((where / 'tune.log').read_text().splitlines()[-3:]))
+    if tuned != 0:
+        return rc  # nothing to recommend: said in tune.log, nothing to compare
+    rc |= _run(_rfm(args.system, env, ['-n', f'OsuTunedCollective%case=osu_({colls})/',
+                                       '-S', f'tuning_dir={where / "tuning"}',
+                                       '-S', f'repeats={args.repeat}', '--max-retries',
+                                       '1', *common,
+                                       '--prefix', str(where / 'tuned')]),
+               where / 'tuned.log', {**results, 'OMB_RESULTS_DIR': str(where / 'tuned-perflogs')})
+    return rc
+
+
+def summary(where: Path) -> tuple[list[str], int]:
+    """The table lines of one environment's comparisons, and the count of slower cells."""
+    rows = []
+    for path in sorted(where.rglob('tuning-comparison.json')):
+        data = json.loads(path.read_text())
+        rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
+    if not rows:
+        return ['  no comparison ran (see tune.log and tuned.log)'], 0
+    faster = [(1 - statistics.median(r['tuned_us']) / statistics.median(r['default_us']))
+              for _, _, r in rows if r['outcome'] == 'faster']
+    slower = [f'{b} {n} ranks {r["size"]} B ({r["algorithm"]})'
+              for b, n, r in rows if r['outcome'] == 'slower']
+    lines = [f'  cells compared: {len(rows)}; faster beyond the noise: {len(faster)} '
+             f'({len(faster) / len(rows):.0%}), median gain there '
+             f'{statistics.median(faster) if faster else 0:.1%}; slower beyond the noise: '
+             f'{len(slower)}']
+    lines += [f'    SLOWER: {s}' for s in slower]
+    return lines, len(slower)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    p.add_argument('--environ', action='append', required=True)
+    p.add_argument('--dir', type=Path, default=REPO / '.omb' / 'tuning-gain')
+    p.add_argument('--system', default='local')
+    p.add_argument('--collectives', default='bcast,allreduce,alltoall,allgather')
+    p.add_argument('--scales', default='2,4')
+    p.add_argument('--max-size', type=int, default=65536)
+    p.add_argument('--sessions', type=int, default=5)
+    p.add_argument('--repeat', type=int, default=5)
+    p.add_argument('--oversubscribe', type=int, default=2)
+    p.add_argument('--skip-sweep', action='store_true')
+    p.add_argument('--smoke', action='store_true')
+    args = p.parse_args()
+    args.osu = []
+    if args.smoke:
+        args.collectives, args.scales, args.max_size, args.sessions = 'bcast', '2', 64, 3
+        args.osu = ['-S', 'iterations=50', '-S', 'warmup=5']
+    rc, slower = 0, 0
+    for env in args.environ:
+        print(f'== {env}')
+        rc |= pipeline(args, env)
+        lines, n = summary(args.dir / env / 'tuned')
+        slower += n
+        print('\n'.join(lines))
+    print(f'target (never slower than the default beyond the noise): '
+          f'{"met" if not slower else f"NOT met ({slower} cells)"}')
+    return 1 if rc or slower else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

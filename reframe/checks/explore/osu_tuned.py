@@ -1,0 +1,34 @@
+"""A library's tuning file (written by ``omb-review tune``) against its default, in one job.
+
+    omb-review tune perflogs -o tuning/
+    reframe -C reframe/config/settings.py -c reframe/checks/explore -n OsuTunedCollective \\
+        -S tuning_dir=tuning -r
+
+The file is proven read and applied by the library's own output where it can show it, and the
+check fails where the tuned selection is slower than the default beyond the noise. See
+docs/algorithms.md, "Tuning files".
+"""
+
+import reframe as rfm
+from reframe.core.builtins import parameter
+
+from omb_suite import algorithms, catalogue
+from omb_suite.rfm import OsuCollectiveBase, site_offers
+from omb_suite.rfm.tuned import TunedComparison
+
+
+@rfm.simple_test
+class OsuTunedCollective(TunedComparison, OsuCollectiveBase):
+    """A blocking OSU collective with the tuning file, against the library's default."""
+
+    #: (benchmark, 'default'): the blocking collectives (a recommendation names which).
+    case = parameter([(b, algorithms.DEFAULT) for b in catalogue.names('collective')],
+                     fmt='/'.join)
+
+    #: Number of ranks (powers of two up to the largest partition's core count).
+    scale = parameter(site_offers.all_scales())
+
+    #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
+    mapping = parameter(site_offers.mappings())
+
+    tags = {'blocking', 'explore', 'tuning'}

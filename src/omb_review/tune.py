@@ -1,0 +1,225 @@
+"""``omb-review tune``: from proven algorithm sweeps to a tuning recommendation.
+
+Input: perflogs (and curve logs) of the exploration ``OsuCollectiveSweep`` run with the library's
+default measured by the same sweep (``-S measure_default=1``) and repeated (``--repeat N`` or
+several sessions). Per environment, collective, scale (ranks, nodes) and mapping, at every
+measured message size, each proven algorithm is compared with the default by the gate's own
+statistics (:func:`omb_review.detect.compare`: one-sided Mann-Whitney at ``alpha`` where the
+runs allow it, else every run faster than every default run and a robust z, and a gain of at
+least ``threshold``). A cell's winner is the fastest algorithm that beats the default there;
+else ``default``. Size boundaries are the measured crossovers; every size above the largest
+measured and every scale not measured stay the library's own choice.
+
+Not used, and counted with the reason: failed runs (a failed proof fails the run), runs
+whose algorithm ran unproven (``no-evidence``, ``forced-not-proven``: ``--allow-unproven``
+takes the latter, Intel MPI), records without an algorithm.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from omb_suite import evidence
+from omb_suite.tuning import DEFAULT, Rule, Step
+
+from . import detect
+
+#: The check whose records are studied, and the metric compared.
+SWEEP_TEST = "OsuCollectiveSweep"
+METRIC = "avg_latency"
+
+
+class NothingToRecommend(ValueError):
+    """No recommendation can be made from these records (the reason)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One collective, scale, mapping and message size: the winner and its gain."""
+
+    collective: str
+    ranks: int
+    nodes: int
+    mapping: str
+    size: int
+    winner: str
+    gain: float  # 1 - winner's median / default's median (0 for 'default')
+    default_us: float
+    winner_us: float
+    runs: int  # of the default (the winner's may differ)
+    method: str
+
+
+@dataclass
+class Study:
+    """The recommendation for one environment (one MPI library)."""
+
+    environ: str
+    family: str
+    version: str
+    mapping: str
+    cells: list[Cell] = field(default_factory=list)
+    rules: list[Rule] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _unproven(frame: pl.DataFrame, allow_unproven: bool) -> pl.Expr:
+    prefixes = [evidence.NO_EVIDENCE, evidence.NO_TABLE]
+    if not allow_unproven:
+        prefixes.append(evidence.FORCED_NOT_PROVEN)
+    said = pl.col("algorithm_evidence").cast(pl.String).fill_null("")
+    return pl.any_horizontal(*(said.str.starts_with(p) for p in prefixes)) & (
+        pl.col("algorithm").cast(pl.String) != DEFAULT)
+
+
+def usable(frame: pl.DataFrame, allow_unproven: bool) -> tuple[pl.DataFrame, list[str]]:
+    """The sweep's passed, proven points of the compared metric, and what was left out."""
+    if "size" not in frame.columns or frame.height == 0:
+        raise NothingToRecommend("no records")
+    sweep = frame.filter(pl.col("test").cast(pl.String) == SWEEP_TEST,
+                         pl.col("metric") == METRIC, pl.col("algorithm").is_not_null())
+    if sweep.height == 0:
+        raise NothingToRecommend(
+            f"no algorithm sweep in these records (no {SWEEP_TEST} run with an '{METRIC}'): "
+            f"run reframe -c reframe/checks/explore -n {SWEEP_TEST} -S measure_default=1 "
+            "--repeat 3 -r first (docs/algorithms.md, 'Tuning files')")
+    notes = []
+    failed = sweep.filter(pl.col("result").cast(pl.String) != "pass")
+    if failed.height:
+        notes.append(f"{failed['name'].n_unique()} sweep case(s) left out: the run failed "
+                     "(its proof or its results)")
+    passed = sweep.filter(pl.col("result").cast(pl.String) == "pass")
+    unproven = passed.filter(_unproven(passed, allow_unproven))
+    if unproven.height:
+        said = Counter(str(e).split(":")[0] for e in unproven["algorithm_evidence"])
+        notes.append(f"{unproven['name'].n_unique()} case(s) left out: algorithm not proven ("
+                     + ", ".join(f"{k}: {n} points" for k, n in sorted(said.items())) + ")")
+    kept = passed.filter(~_unproven(passed, allow_unproven), pl.col("value").is_not_null())
+    if kept.height == 0:
+        raise NothingToRecommend("no passed, proven sweep point: " + "; ".join(notes))
+    return kept, notes
+
+
+def _compare(default: np.ndarray, other: np.ndarray, threshold: float,
+             settings: detect.Settings) -> detect.Verdict:
+    """The gate's verdict of ``other`` against the default (latency: larger is worse)."""
+    return detect.compare(default, other, 1, threshold, settings, detect.noise(default))
+
+
+def cell(points: pl.DataFrame, threshold: float, settings: detect.Settings) -> tuple[str, float,
+                                                                                    float, str]:
+    """(winner, winner's median, default's median, method) of one size's points."""
+    by_alg = {str(a): d.sort("time")["value"].to_numpy()
+              for (a,), d in points.partition_by(["algorithm"], as_dict=True).items()}
+    default = by_alg.pop(DEFAULT)
+    best, best_median, method = DEFAULT, float(np.median(default)), ""
+    for name, values in sorted(by_alg.items()):
+        verdict = _compare(default, values, threshold, settings)
+        if verdict.status == "improvement" and verdict.latest_median < best_median:
+            best, best_median, method = name, verdict.latest_median, verdict.method
+    return best, best_median, float(np.median(default)), method
+
+
+def rule(collective: str, ranks: int, nodes: int, cells: list[Cell]) -> Rule:
+    """Steps at the measured crossovers; measured up to the largest size."""
+    steps: list[Step] = []
+    for c in sorted(cells, key=lambda c: c.size):
+        if not steps or steps[-1].algorithm != c.winner:
+            steps.append(Step(0 if not steps else c.size, c.winner))
+    return Rule(collective, ranks, nodes, tuple(steps), max(c.size for c in cells))
+
+
+def _scale_groups(points: pl.DataFrame, mapping: str) -> dict[tuple, pl.DataFrame]:
+    groups = points.partition_by(["benchmark", "num_tasks", "num_nodes"], as_dict=True)
+    ranks = Counter((str(b), int(t)) for b, t, _ in groups)
+    twice = [f"{b} at {t} ranks" for (b, t), n in ranks.items() if n > 1]
+    if twice:
+        raise NothingToRecommend(
+            f"{', '.join(twice)} measured on several node counts (mapping {mapping}): a tuning "
+            "file tells communicators apart by size only; give --nodes N")
+    return groups
+
+
+def study(points: pl.DataFrame, environ: str, mapping: str, threshold: float,
+          settings: detect.Settings) -> Study:
+    """The recommendation for one environment's usable points (:func:`usable`)."""
+    mine = points.filter(pl.col("environ").cast(pl.String) == environ,
+                         pl.col("mapping").cast(pl.String) == mapping)
+    if mine.height == 0:
+        raise NothingToRecommend(f"{environ}: no usable sweep point with mapping {mapping}")
+    versions = mine.sort("time")["mpi_version"].cast(pl.String).unique(maintain_order=True)
+    version = versions[-1]
+    out = Study(environ, str(mine["mpi_family"][0]), str(version), mapping)
+    if len(versions) > 1:
+        out.notes.append(f"records of {', '.join(map(str, versions))}: only {version} (the "
+                         "newest) is studied")
+        mine = mine.filter(pl.col("mpi_version").cast(pl.String) == version)
+    for (bench, ranks, nodes), group in sorted(_scale_groups(mine, mapping).items()):
+        coll = str(bench).removeprefix("osu_")
+        if DEFAULT not in set(group["algorithm"].cast(pl.String)):
+            out.notes.append(f"{bench} at {ranks} ranks: the default was not measured by the "
+                             "sweep (-S measure_default=1); not studied")
+            continue
+        cells = []
+        for (size,), at in sorted(group.partition_by(["size"], as_dict=True).items()):
+            if DEFAULT not in set(at["algorithm"].cast(pl.String)):
+                continue
+            winner, w_us, d_us, method = cell(at, threshold, settings)
+            runs = at.filter(pl.col("algorithm").cast(pl.String) == DEFAULT).height
+            cells.append(Cell(coll, int(ranks), int(nodes), mapping, int(size), winner,
+                              1 - w_us / d_us if d_us else 0.0, d_us, w_us, runs, method))
+        out.cells += cells
+        if any(c.winner != DEFAULT for c in cells):
+            out.rules.append(rule(coll, int(ranks), int(nodes), cells))
+    return out
+
+
+#: Columns of :func:`rows` (the table of ``omb-review tune`` and of the report).
+COLUMNS = ("environment", "collective", "ranks", "nodes", "sizes (B)", "algorithm",
+           "median gain", "cells")
+
+
+def rows(s: Study) -> list[tuple[str, ...]]:
+    """One row per collective, scale and step of the recommendation."""
+    out = []
+    for r in s.rules:
+        bounds = [st.start for st in r.steps[1:]] + [r.last_size + 1]
+        for st, end in zip(r.steps, bounds, strict=True):
+            mine = [c for c in s.cells if c.collective == r.collective and c.ranks == r.ranks
+                    and st.start <= c.size < end]
+            gain = float(np.median([c.gain for c in mine])) if mine else 0.0
+            out.append((s.environ, r.collective, str(r.ranks), str(r.nodes),
+                        f"{st.start}-{end - 1}", st.algorithm, f"{gain:.1%}", str(len(mine))))
+    return out
+
+
+def table(s: Study) -> list[str]:
+    """The recommendation as a Markdown table, with what it leaves to the library."""
+    lines = [f"## {s.environ}: {s.family} {s.version} (mapping {s.mapping})", "",
+             "| " + " | ".join(COLUMNS[1:]) + " |",
+             "| --- | ---: | ---: | --- | --- | ---: | ---: |",
+             *("| " + " | ".join(row[1:]) + " |" for row in rows(s))]
+    lines += ["", "Above the largest measured size, at other communicator sizes and for other "
+              "collectives: the library's own choice (nothing beyond the measured scales).",
+              *(f"- {n}" for n in s.notes)]
+    return lines
+
+
+def studies(frame: pl.DataFrame, mapping: str, threshold: float, settings: detect.Settings,
+            allow_unproven: bool = False) -> tuple[list[Study], list[str]]:
+    """Every environment's study of a frame (with sizes), and what could not be studied."""
+    points, notes = usable(frame, allow_unproven)
+    out, said = [], list(notes)
+    for environ in sorted(set(points["environ"].cast(pl.String))):
+        try:
+            s = study(points, environ, mapping, threshold, settings)
+        except NothingToRecommend as err:
+            said.append(f"{environ}: nothing to recommend: {err}")
+            continue
+        s.notes = [*notes, *s.notes]
+        out.append(s)
+    return out, said

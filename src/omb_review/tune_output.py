@@ -1,0 +1,86 @@
+"""``omb-review tune``'s output: per environment, the library's own tuning file (written by
+:mod:`omb_suite.tuning_files` from the recommendation of :mod:`omb_review.tune`), its table
+(``recommendation.md``) and everything a site needs to deploy and roll it back
+(``recommendation.json``). Nothing to recommend is said with the reason, and writes no file.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+import polars as pl
+
+from omb_suite import tuning_files
+from omb_suite.tuning import TuningError
+
+from . import curves, detect, tune
+from .ingest import Dataset
+
+#: Exit status when no environment got a tuning file.
+EXIT_NOTHING = 3
+
+
+def _points(args, ds: Dataset) -> pl.DataFrame:
+    frame, unreadable = curves.report_frame(args.perflog_dir, ds.frame)
+    if unreadable:
+        print(f"omb-review tune: {len(unreadable)} curve lines could not be used, e.g. "
+              f"{unreadable[0]}", file=sys.stderr)
+    if args.partition:
+        frame = frame.filter(pl.col("partition").cast(pl.String) == args.partition)
+    if args.environ:
+        frame = frame.filter(pl.col("environ").cast(pl.String).is_in(args.environ))
+    if args.nodes:
+        frame = frame.filter(pl.col("num_nodes") == args.nodes)
+    return frame
+
+
+def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
+    """Write the environment's file and its table; the line printed for it."""
+    where = out / s.environ
+    where.mkdir(parents=True, exist_ok=True)
+    record: dict = {"environ": s.environ, "mpi_family": s.family, "mpi_version": s.version,
+                    "mapping": s.mapping, "rules": [asdict(r) for r in s.rules],
+                    "cells": [asdict(c) for c in s.cells], "notes": s.notes}
+    try:
+        written = tuning_files.write(s.family, s.version, s.rules)
+    except TuningError as err:
+        record["file"] = None
+        record["why_no_file"] = str(err)
+        said = f"{s.environ}: recommendation only, no file ({err})"
+    else:
+        path = (where / written.name).resolve()
+        path.write_text(written.text)
+        record["file"] = path.name
+        record["load"] = written.environment(str(path))
+        said = f"{s.environ}: wrote {path}; load it with " + " ".join(
+            f"{k}={v}" for k, v in record["load"].items())
+    (where / "recommendation.json").write_text(json.dumps(record, indent=1) + "\n")
+    (where / "recommendation.md").write_text("\n".join(lines) + "\n")
+    return said
+
+
+def run(args, ds: Dataset) -> int:
+    settings = detect.Settings(threshold=args.threshold, alpha=args.alpha)
+    try:
+        found, said = tune.studies(_points(args, ds), args.mapping, args.threshold, settings,
+                                   args.allow_unproven)
+    except tune.NothingToRecommend as err:
+        print(f"omb-review tune: nothing to recommend: {err}", file=sys.stderr)
+        return EXIT_NOTHING
+    for line in said:
+        print(f"omb-review tune: {line}", file=sys.stderr)
+    wrote = 0
+    for s in found:
+        lines = tune.table(s)
+        print("\n".join(lines) + "\n")
+        if not s.rules:
+            print(f"omb-review tune: {s.environ}: nothing to recommend: the default was as fast "
+                  f"as every proven algorithm, beyond the noise, in all {len(s.cells)} cells",
+                  file=sys.stderr)
+            continue
+        print(_write(args.out, s, lines))
+        wrote += 1
+    return 0 if wrote else EXIT_NOTHING

@@ -1,0 +1,152 @@
+"""A tuning file against the library's default, in one job: the proof that it helps.
+
+The child (``reframe/checks/explore/osu_tuned.py``) is an :class:`OsuCollectiveBase` with
+``case`` (benchmark, 'default'), ``scale`` and ``mapping``. ``-S tuning_dir=DIR`` names what
+``omb-review tune -o DIR`` wrote: ``DIR/<environment>/recommendation.json`` and the file.
+The job runs, with the same launcher, ranks and OSU options:
+
+- ``repeats`` runs of the default and of the tuned selection, alternating (the measured run,
+  whose figures go to the perflog with algorithm ``tuned``, is the last tuned one);
+- the launches of the family's proof (:func:`omb_suite.tuning_files.proofs`): what the
+  library's own output shows of the file being read and the algorithm it chose.
+
+It fails where a proof fails, or where the tuned selection is slower than the default beyond
+the noise at any size (:func:`omb_suite.tuning.compare_runs`); the comparison per size is kept
+as ``tuning-comparison.json`` with the job's output (``benchmarks/tuning_gain.py`` reads it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import reframe as rfm
+from reframe.core.builtins import run_after, run_before, variable
+from reframe.core.exceptions import SanityError
+
+from omb_suite import families, mpilib, parsing, tuning, tuning_files
+
+#: What the measured run is logged as (perflog column ``algorithm``).
+TUNED = 'tuned'
+COMPARISON = 'tuning-comparison.json'
+
+
+class TunedComparison(rfm.RegressionTestPlugin):
+    """The tuned selection against the default, with the library's proof (see module)."""
+
+    #: Where ``omb-review tune -o DIR`` wrote its files (required).
+    tuning_dir = variable(str, value='', loggable=False)
+    #: Runs of each (default, tuned), alternating. Five: with no difference, every tuned run
+    #: lands above every default run by chance once in 252 sizes (three: once in 20).
+    #: :type: :class:`int` :default: ``5``
+    repeats = variable(int, value=5, loggable=False)
+    #: Smallest slowdown (fraction) that fails, with every tuned run slower than every default.
+    slower_threshold = variable(float, value=0.05, loggable=False)
+    #: The recommendation's file loaded (set in setup).
+    tuning_file = variable(str, value='')
+
+    @run_after('init')
+    def log_as_tuned(self):
+        self.algorithm = TUNED
+        self.descr = f'{self.benchmark} with the tuning file against the default'
+
+    def _recommendation(self) -> dict:
+        self.skip_if(not self.tuning_dir, 'give -S tuning_dir=DIR: the directory that '
+                     "'omb-review tune ... -o DIR' wrote (docs/algorithms.md, 'Tuning files')")
+        path = Path(self.tuning_dir) / self.current_environ.name / 'recommendation.json'
+        self.skip_if(not path.is_file(), f'{path}: no recommendation for environment '
+                     f'{self.current_environ.name} (omb-review tune --environ ...)')
+        return json.loads(path.read_text())
+
+    @run_after('setup')
+    def force_algorithm(self):
+        """Overrides the forced algorithm of :class:`OsuCollectiveBase`: the file's env."""
+        family = self.mpi_family or ''
+        self.mpi_version = self.mpi_version or mpilib.library_version(family,
+                                                                      self.search_path())
+        self._evidence, self._rank0_env = False, {}
+        rec = self._recommendation()
+        self.skip_if(not rec.get('file'), f"{rec['environ']}: no tuning file "
+                     f"({rec.get('why_no_file', 'nothing recommended')})")
+        mine = (rec['mpi_family'], rec['mpi_version'])
+        self.skip_if(mine != (family, self.mpi_version),
+                     f'the recommendation is for {mine[0]} {mine[1]}, this environment runs '
+                     f'{family} {self.mpi_version}: run the sweep and omb-review tune again')
+        self.skip_if(rec['mapping'] != self.mapping, f"the recommendation is for mapping "
+                     f"{rec['mapping']}, not {self.mapping}")
+        coll = self.entry.collective
+        rules = [r for r in rec['rules'] if r['collective'] == coll
+                 and r['ranks'] == self.num_tasks]
+        self.skip_if(not rules, f'the recommendation keeps the default for {coll} at '
+                     f'{self.num_tasks} ranks: nothing to compare')
+        r = rules[0]
+        self._rule = tuning.Rule(coll, r['ranks'], r['nodes'],
+                                 tuple(tuning.Step(**s) for s in r['steps']), r['last_size'])
+        self.tuning_file = str(Path(self.tuning_dir) / rec['environ'] / rec['file'])
+        self._load = rec['load']
+        oversub = (families.get(family)['forcing']['oversubscribe_env']
+                   if self.oversubscribe > 1 else {})
+        self.env_vars = {**self.env_vars, **oversub, **self._load}
+
+    def _command(self) -> str:
+        launcher = self.job.launcher.run_command(self.job)
+        return f"{launcher} {self.executable} {' '.join(self.executable_opts)}"
+
+    @run_before('run')
+    def add_comparison_runs(self):
+        """Default and tuned runs alternating, then the proof launches."""
+        unset = ' '.join(f'-u {k}' for k in self._load)
+        cmds = []
+        for i in range(self.repeats):
+            cmds.append(f'env {unset} {self._command()} > default.{i}.out 2> default.{i}.err')
+            if i < self.repeats - 1:
+                cmds.append(f'{self._command()} > tuned.{i}.out 2> tuned.{i}.err')
+        self._proofs = tuning_files.proofs(self.mpi_family, self.mpi_version, self._rule)
+        for p in self._proofs:
+            Path(self.stagedir, f'proof-{p.name}.txt').write_text(p.text)
+            load = {**self._load, **p.env}
+            for key, value in self._load.items():
+                if value == self.tuning_file:
+                    load[key] = os.path.join(self.stagedir, f'proof-{p.name}.txt')
+            env = ' '.join(f'{k}={shlex.quote(v)}' for k, v in load.items())
+            cmds.append(f'env {env} {self._command()} > proof-{p.name}.out 2>&1 || true')
+        self.prerun_cmds = [*self.prerun_cmds, *cmds]
+        self.keep_files = [*self.keep_files, COMPARISON, '*.out', '*.err']
+
+    def _latencies(self, name: str) -> dict[int, float]:
+        table = parsing.parse_osu_output(self.read_output(name))
+        return table.column('avg_latency')
+
+    def check_results(self) -> None:
+        """The proofs hold, and the tuned selection is nowhere slower beyond the noise."""
+        if self.is_dry_run():
+            return
+        said = []
+        for p in self._proofs:
+            try:
+                said.append(p.expect(self.read_output(f'proof-{p.name}.out')))
+            except tuning.TuningProofError as err:
+                raise SanityError(f'{self.benchmark}: proof {p.name!r} failed: {err} '
+                                  f'(proof-{p.name}.out)') from None
+        self.algorithm_evidence = '; '.join(said) or None
+        default = [self._latencies(f'default.{i}.out') for i in range(self.repeats)]
+        tuned = [*(self._latencies(f'tuned.{i}.out') for i in range(self.repeats - 1)),
+                 self._latencies(self.stdout.evaluate())]
+        rows, slower = [], []
+        for size in sorted(default[0]):
+            d, t = [x[size] for x in default], [x[size] for x in tuned if size in x]
+            outcome = tuning.compare_runs(d, t, self.slower_threshold)
+            rows.append({'size': size, 'algorithm': self._rule.algorithm_at(size),
+                         'default_us': d, 'tuned_us': t, 'outcome': outcome})
+            if outcome == tuning.SLOWER:
+                slower.append(f'{size} B')
+        Path(self.stagedir, COMPARISON).write_text(json.dumps(
+            {'benchmark': self.benchmark, 'ranks': self.num_tasks, 'nodes': self.num_nodes,
+             'environ': self.current_environ.name, 'mpi_family': self.mpi_family,
+             'mpi_version': self.mpi_version, 'evidence': said, 'rows': rows}, indent=1))
+        if slower:
+            raise SanityError(f'{self.benchmark} at {self.num_tasks} ranks: the tuning file is '
+                              f'slower than the default beyond the noise at {", ".join(slower)} '
+                              f'({COMPARISON})')

@@ -1,0 +1,88 @@
+"""OsuTunedCollective (reframe/checks/explore/osu_tuned.py) in dry runs: what it skips and why,
+and the job it writes: default and tuned runs alternating, the file loaded only in the tuned
+ones, the family's proof launches."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from rfm_helpers import job_scripts, run_reframe, two_family_registry
+
+from omb_suite import tuning, tuning_files
+from omb_suite.tuning import Rule, Step
+
+RULE = Rule('bcast', 2, 1, (Step(0, 'default'), Step(1024, 'binomial')), 65536)
+
+
+def recommendation(tmp: Path, environ: str = 'test-openmpi', family: str = 'openmpi',
+                   version: str = '4.1.4', rules: tuple[Rule, ...] = (RULE,),
+                   written: bool = True) -> Path:
+    """What ``omb-review tune -o tmp/tuning`` writes for one environment."""
+    where = tmp / 'tuning' / environ
+    where.mkdir(parents=True)
+    record = {'environ': environ, 'mpi_family': family, 'mpi_version': version,
+              'mapping': 'core', 'rules': [
+                  {'collective': r.collective, 'ranks': r.ranks, 'nodes': r.nodes,
+                   'steps': [{'start': s.start, 'algorithm': s.algorithm} for s in r.steps],
+                   'last_size': r.last_size} for r in rules]}
+    if written:
+        f = tuning_files.write(family, version, list(rules))
+        (where / f.name).write_text(f.text)
+        record.update(file=f.name, load=f.environment(str((where / f.name).resolve())))
+    else:
+        record.update(file=None, why_no_file='no writer')
+    (where / 'recommendation.json').write_text(json.dumps(record))
+    return tmp / 'tuning'
+
+
+def dry(tmp: Path, *args: str) -> str:
+    out = run_reframe(tmp, '--dry-run', '-p', '^test-openmpi$', '-n',
+                      'OsuTunedCollective%case=osu_(bcast|allgather)/default', '-E',
+                      'scale == 2', *args, registry=two_family_registry(tmp),
+                      checks=('explore/osu_tuned.py',))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    return out.stdout
+
+
+def test_without_a_tuning_directory_it_says_how_to_get_one(tmp_path):
+    assert "give -S tuning_dir=DIR: the directory that 'omb-review tune" in dry(tmp_path)
+
+
+def test_an_environment_without_a_recommendation_is_skipped_naming_the_file(tmp_path):
+    tuning_dir = recommendation(tmp_path, environ='other-env')
+    out = dry(tmp_path, '-S', f'tuning_dir={tuning_dir}')
+    assert 'test-openmpi/recommendation.json: no recommendation for environment' in out
+
+
+@pytest.mark.skipif(not tuning_files.WRITERS, reason='no tuning file writer yet')
+def test_a_recommendation_for_another_version_is_not_loaded(tmp_path):
+    out = dry(tmp_path, '-S', f'tuning_dir={recommendation(tmp_path, version="5.0.11")}')
+    assert ('the recommendation is for openmpi 5.0.11, this environment runs openmpi 4.1.4'
+            in out)
+
+
+def test_a_recommendation_without_a_file_says_why(tmp_path):
+    out = dry(tmp_path, '-S', f'tuning_dir={recommendation(tmp_path, written=False)}')
+    assert 'test-openmpi: no tuning file (no writer)' in out
+
+
+@pytest.mark.skipif('ompi_rules' not in tuning_files.WRITERS, reason='no Open MPI writer yet')
+def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path):
+    tuning_dir = recommendation(tmp_path)
+    out = dry(tmp_path, '-S', f'tuning_dir={tuning_dir}', '-S', 'repeats=2')
+    assert 'the recommendation keeps the default for allgather at 2 ranks' in out
+    (script,) = [s for k, s in job_scripts(tmp_path).items() if 'osu_bcast' in k]
+    runs = re.findall(r'^(env -u \S+.*?|mpirun.*?)(?: > | 2>| \|\|)', script, re.M)
+    assert len(re.findall(r'> default\.\d\.out', script)) == 2
+    assert len(re.findall(r'> tuned\.\d\.out', script)) == 1  # + the measured run
+    load = json.loads((tuning_dir / 'test-openmpi' / 'recommendation.json').read_text())['load']
+    for key in load:
+        assert f'export {key}=' in script
+        assert all(f'-u {key}' in line for line in runs if 'default.' in line)
+    proofs = tuning_files.proofs('openmpi', '4.1.4', RULE)
+    for p in proofs:
+        assert f'> proof-{p.name}.out' in script
+    assert isinstance(proofs[0], tuning.ProofRun)
