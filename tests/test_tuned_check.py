@@ -74,7 +74,7 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path):
     tuning_dir = recommendation(tmp_path)
     out = dry(tmp_path, '-S', f'tuning_dir={tuning_dir}', '-S', 'repeats=2')
     assert 'the recommendation keeps the default for allgather at 2 ranks' in out
-    (script,) = [s for k, s in job_scripts(tmp_path).items() if 'osu_bcast' in k]
+    (script,) = [s for s in job_scripts(tmp_path).values() if 'osu_bcast' in s]
     runs = re.findall(r'^(env -u \S+.*?|mpirun.*?)(?: > | 2>| \|\|)', script, re.M)
     assert len(re.findall(r'> default\.\d\.out', script)) == 2
     assert len(re.findall(r'> tuned\.\d\.out', script)) == 1  # + the measured run

@@ -223,6 +223,16 @@ def choose(family: str, version: str, collective: str, name: str) -> AlgorithmCh
     return AlgorithmChoice(family, collective, name, env, evidence, ids[name])
 
 
+def exclusions(family: str, version: str) -> dict[str, str]:
+    """The environment that keeps other components from taking over from the one the
+    version's table runs its algorithms in (Open MPI: ``OMPI_MCA_coll=^han,...``, the block's
+    ``exclude_components``); ``{}`` for a family whose forcing excludes nothing."""
+    template = families.get(family)['forcing']
+    if not template.get('exclude_variable'):
+        return {}
+    return forcing.exclusion(template, _block(family, version).get('exclude_components', []))
+
+
 # ---------------------------------------------------------------- what runs where
 
 

@@ -79,7 +79,7 @@ def parse_openmpi_coll_evidence(text: str) -> dict[str, str]:
     return dict(distinct.pop()) if distinct else {}
 
 
-def _shown_param(text: str, name: str) -> str | None:
+def shown_param(text: str, name: str) -> str | None:
     """Value of an MCA parameter as printed by mpi_show_mca_params ('[h:pid] name=value (src)')."""
     found = re.findall(rf"^\[[^\]]+\] {re.escape(name)}=(\S*) \(", text, re.M)
     return found[-1] if found else None
@@ -117,7 +117,7 @@ def _openmpi_evidence(family: str, collective: str, name: str, output: str,
 
 
 def _expect_param(output: str, variable: str, wanted: str) -> None:
-    shown = _shown_param(output, variable)
+    shown = shown_param(output, variable)
     if shown is None:
         raise EvidenceError(f"Open MPI did not report {variable} at MPI_Init: export the "
                             f"choice's evidence_env (OMPI_MCA_mpi_show_mca_params=enviro)")

@@ -42,11 +42,19 @@ def _table_variable(template: dict[str, Any], forced: Forced) -> dict[str, Any]:
             forced.entry['variable']: forced.value}
 
 
+def exclusion(template: dict[str, Any], excluded: list[str]) -> dict[str, str]:
+    """Open MPI: the variable that keeps ``excluded`` components from taking over from the one
+    whose algorithms are forced or tuned; ``{}`` for a family whose record has none."""
+    if not template.get('exclude_variable') or not excluded:
+        return {}
+    return {template['exclude_variable']: '^' + ','.join(excluded)}
+
+
 def _mca(template: dict[str, Any], forced: Forced) -> dict[str, Any]:
     """Open MPI: exclude the components that would take over, then the component's companions
     (tuned: use_dynamic_rules, without which its algorithm variable is ignored) and variable."""
     component = forced.entry['component']
-    return {template['exclude_variable']: '^' + ','.join(forced.excluded),
+    return {**exclusion(template, forced.excluded),
             **template['companions'].get(component, {}),
             _variable(template, forced, component): forced.value}
 

@@ -11,18 +11,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
-from omb_suite import families
+from omb_suite import algorithms, families, tuning_openmpi
 from omb_suite.mpilib import version_in
 from omb_suite.tuning import ProofRun, Rule, TuningError
 
 #: ``tuning.kind`` of a family record -> its writer module.
-WRITERS: dict[str, ModuleType] = {}
+WRITERS: dict[str, ModuleType] = {'ompi_rules': tuning_openmpi}
 
 
 @dataclass(frozen=True)
 class TuningFile:
     """A file written for one library: its name, text and the environment that loads it
-    (``{file}`` in a value: the file's absolute path, :meth:`environment`)."""
+    (``{file}`` in a value: the file's absolute path, :meth:`environment`): the record's
+    ``tuning.env`` after what keeps other components from taking over from the one that reads
+    the file, as for a forced algorithm (Open MPI: ``OMPI_MCA_coll=^han,...``)."""
 
     family: str
     version: str
@@ -62,7 +64,7 @@ def write(family: str, version: str, rules: list[Rule]) -> TuningFile:
     part = families.get(family)['tuning']
     text = _writer(family, version).write(rules, version)
     return TuningFile(family, version, part['file'].format(version=version), text,
-                      dict(part['env']))
+                      {**algorithms.exclusions(family, version), **part['env']})
 
 
 def proofs(family: str, version: str, rule: Rule) -> list[ProofRun]:
