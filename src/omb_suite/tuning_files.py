@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import ModuleType
 
-from omb_suite import families
+from omb_suite import families, tuning_intel, tuning_mpich
 from omb_suite.mpilib import version_in
 from omb_suite.tuning import ProofRun, Rule, TuningError
 
 #: ``tuning.kind`` of a family record -> its writer module.
-WRITERS: dict[str, ModuleType] = {}
+WRITERS: dict[str, ModuleType] = {'mpich_json': tuning_mpich, 'impi_adjust': tuning_intel}
 
 
 @dataclass(frozen=True)
