@@ -28,13 +28,15 @@ What MPICH does with it (pmodels/mpich v4.0.2 and v5.0.1, ``src/mpi/coll/src/col
 - A selected algorithm runs without the checks of a forced one (no
   ``MPIR_CVAR_COLLECTIVE_FALLBACK``), and MPICH prints nothing about the one it chose.
 
-The proof (:func:`proofs`): a canary file, identical to the real one but for one step whose
-container names another collective's algorithm. MPICH parses it, and the collective's
-``MPIR_<Coll>_allcomm_auto`` switch hits ``default: MPIR_Assert(0)`` at the first message size
-that step covers: OSU prints the rows below it and MPICH ``Assertion failed``. That proves the
-file is read and that MPICH's size rule puts the boundary where the writer did (for that
-collective, communicator size and step). It does not show that the real file's algorithm ran:
-MPICH accepted its name at ``MPI_Init`` and nothing else tells. MPICH 5 with
+The proof (:func:`proofs`): a canary file, identical to the real one but that the first size
+of one step (the last from a size above 0; a step from 0 whole) selects another collective's
+algorithm. MPICH parses it, and the collective's ``MPIR_<Coll>_allcomm_auto`` switch hits
+``default: MPIR_Assert(0)`` at that size: OSU prints the rows below it and MPICH ``Assertion
+failed``. That proves the file is read and that MPICH's size rule puts the boundary where the
+writer did (for that collective, communicator size and step). It does not show that the real
+file's algorithm ran: MPICH accepted its name at ``MPI_Init`` and nothing else tells. The file
+also governs MPICH's own calls: 5.0's ``MPI_Init`` gathers addresses with ``MPI_Allgather``
+(a canary over a whole allgather step aborted there), hence the one-size canary. MPICH 5 with
 ``MPIR_CVAR_DEBUG_SUMMARY=1`` also prints ``MPIR: <file>`` (ch4_init.c), checked where present.
 """
 
@@ -57,6 +59,7 @@ _FAMILY = 'mpich'
 _OSU_ROW = re.compile(r'^(\d+) {2,}', re.M)
 _ASSERT = 'Assertion failed in file'
 _SUMMARY = re.compile(r'^MPIR: (.+)$', re.M)
+_REFUSED = re.compile(r'^(?:unknown|unrecognized) key .*$', re.M)  # csel.c, csel_container.c
 
 
 @cache
@@ -114,12 +117,18 @@ def _steps_branch(rule: Rule, version: str, library: dict[str, Any],
     ends = [s.start - 1 for s in rule.steps[1:]] + [rule.last_size]
     branch: dict[str, Any] = {}
     for index, (step, end) in enumerate(zip(rule.steps, ends, strict=True)):
-        if index == canary:
-            value: dict[str, Any] = {f"algorithm={_config()['canary_algorithm']}": {}}
-        elif step.algorithm == DEFAULT:
-            value = copy.deepcopy(library)
+        if step.algorithm == DEFAULT:
+            value: dict[str, Any] = copy.deepcopy(library)
         else:
             value = {container(rule.collective, step.algorithm, version): {}}
+        if index == canary:
+            # from a size above 0 the step's first size only: MPICH's own collectives (5.0's
+            # MPI_Init gathers addresses with MPI_Allgather) then rarely meet the canary
+            first = step.start if step.start > 0 else end
+            branch[f"{key['key']}<={first * scale}"] = {
+                f"algorithm={_config()['canary_algorithm']}": {}}
+            if end == first:
+                continue
         branch[f"{key['key']}<={end * scale}"] = value
     branch[f"{key['key']}=any"] = copy.deepcopy(library)
     return branch
@@ -176,6 +185,9 @@ def proofs(rule: Rule, version: str) -> list[ProofRun]:
 def expect_canary(output: str, collective: str, start: int) -> str:
     """Evidence that the canary step took effect exactly from ``start`` bytes (OSU's sizes
     double, so the row below ``start`` is the last one printed), or TuningProofError."""
+    refused = _REFUSED.search(output)
+    if refused:
+        raise TuningProofError(f'MPICH refused the file at MPI_Init: {refused.group(0)}')
     table = output[output.rfind('# Size'):] if '# Size' in output else ''
     sizes = [int(s) for s in _OSU_ROW.findall(table)]
     if _ASSERT not in output:
