@@ -4,13 +4,16 @@ environment file (``KEY=VALUE`` lines) from a tuning recommendation (:mod:`omb_s
 Intel MPI Library Developer Reference for Linux OS 2021.x, "I_MPI_ADJUST Family Environment
 Variables": ``I_MPI_ADJUST_<opname>="<presetid>[:<conditions>][;<presetid>:<conditions>...]"``,
 a condition ``<l>-<m>@<p>-<q>`` selects messages of ``l`` to ``m`` bytes, inclusive, on ``p``
-to ``q`` processes; preset 0 is the library's own selection. Its message size is the
-collective's buffer per process (bcast, allreduce: count x type size; alltoall: send count x
-type size; allgather: receive count x type size): OSU's size, so the steps' bounds are written
-as they are. The JSON tuning files (``I_MPI_TUNING``, ``I_MPI_TUNING_BIN``) are written by
-``mpitune``; the reference documents the variables, not the format, so they are not written.
+to ``q`` processes; preset 0 is the library's own selection. The steps' bounds are written as
+OSU's sizes, i.e. taking Intel's message size to be the buffer per process (bcast, allreduce:
+count x type size; alltoall: send count x type size; allgather: receive count x type size).
+That is an assumption: the reference's excerpts read here do not define it per collective,
+and Intel MPI prints nothing that could check it (MPICH's, by contrast, is proven). The JSON
+tuning files (``I_MPI_TUNING``, ``I_MPI_TUNING_BIN``) are written by ``mpitune``; the
+reference documents the variables, not the format, so they are not written.
 Sizes above a rule's ``last_size``, other process counts and other collectives match no
-condition written here and keep the library's own selection.
+condition written here; that they keep the library's own selection is the reading of the
+reference (conditions select), not something a run here can show.
 
 What can be proven (pip Intel MPI 2021.18.1 here): with ``I_MPI_DEBUG=6`` the library echoes
 each variable as read at ``MPI_Init`` (``[0] MPI startup(): I_MPI_ADJUST_BCAST=<value>``) and
