@@ -53,6 +53,9 @@ def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
     else:
         path = (where / written.name).resolve()
         path.write_text(written.text)
+        for name, text in written.companions.items():
+            (where / name).write_text(text)
+        record["companions"] = sorted(written.companions)
         record["file"] = path.name
         record["load"] = written.environment(str(path))
         said = f"{s.environ}: wrote {path}; load it with " + " ".join(

@@ -3,37 +3,44 @@ record's ``tuning`` part (``kind``: one writer module each) for the versions it 
 
 A writer module has ``write(rules, version) -> str`` (the file's text) and
 ``proofs(rule, version) -> list[ProofRun]`` (the launches that prove the library read the file
-and which algorithm it chose; :class:`omb_suite.tuning.ProofRun`).
+and which algorithm it chose; :class:`omb_suite.tuning.ProofRun`). A format that needs more
+than the record's fixed variables has ``extras(rules, version, text) -> (files, env)``: files
+written beside the main one (name -> text) and variables (``{dir}``: their directory), e.g.
+Intel MPI's variables are the file's own lines.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from types import ModuleType
 
-from omb_suite import algorithms, families, tuning_openmpi
+from omb_suite import algorithms, families, tuning_intel, tuning_mpich, tuning_openmpi
 from omb_suite.mpilib import version_in
 from omb_suite.tuning import ProofRun, Rule, TuningError
 
 #: ``tuning.kind`` of a family record -> its writer module.
-WRITERS: dict[str, ModuleType] = {'ompi_rules': tuning_openmpi}
+WRITERS: dict[str, ModuleType] = {'ompi_rules': tuning_openmpi, 'mpich_json': tuning_mpich,
+                                  'impi_adjust': tuning_intel}
 
 
 @dataclass(frozen=True)
 class TuningFile:
-    """A file written for one library: its name, text and the environment that loads it
-    (``{file}`` in a value: the file's absolute path, :meth:`environment`): the record's
-    ``tuning.env`` after what keeps other components from taking over from the one that reads
-    the file, as for a forced algorithm (Open MPI: ``OMPI_MCA_coll=^han,...``)."""
+    """A file written for one library: its name, text, the files written beside it
+    (``companions``: name -> text) and the environment that loads them (``{file}`` in a
+    value: the file's absolute path, ``{dir}``: its directory; :meth:`environment`): the
+    record's ``tuning.env`` after what keeps other components from taking over from the one
+    that reads the file, as for a forced algorithm (Open MPI: ``OMPI_MCA_coll=^han,...``)."""
 
     family: str
     version: str
     name: str
     text: str
     env: dict[str, str]
+    companions: dict[str, str] = field(default_factory=dict)
 
     def environment(self, path: str) -> dict[str, str]:
-        return {k: v.format(file=path) for k, v in self.env.items()}
+        return {k: v.format(file=path, dir=os.path.dirname(path)) for k, v in self.env.items()}
 
 
 def support(family: str, version: str) -> str | None:
@@ -62,9 +69,11 @@ def write(family: str, version: str, rules: list[Rule]) -> TuningFile:
     if not rules:
         raise TuningError('no rules: nothing to write')
     part = families.get(family)['tuning']
-    text = _writer(family, version).write(rules, version)
+    writer = _writer(family, version)
+    text = writer.write(rules, version)
+    files, env = writer.extras(rules, version, text) if hasattr(writer, 'extras') else ({}, {})
     return TuningFile(family, version, part['file'].format(version=version), text,
-                      {**algorithms.exclusions(family, version), **part['env']})
+                      {**algorithms.exclusions(family, version), **part['env'], **env}, files)
 
 
 def proofs(family: str, version: str, rule: Rule) -> list[ProofRun]:
