@@ -7,8 +7,10 @@ measured message size, each proven algorithm is compared with the default by the
 statistics (:func:`omb_review.detect.compare`: one-sided Mann-Whitney at ``alpha`` where the
 runs allow it, else every run faster than every default run and a robust z, and a gain of at
 least ``threshold``). A cell's winner is the fastest algorithm that beats the default there;
-else ``default``. Size boundaries are the measured crossovers; every size above the largest
-measured and every scale not measured stay the library's own choice.
+else ``default`` (the previous size's winner where it beats the default too and the fastest
+does not beat it beyond the noise: ties do not alternate). Size boundaries are the measured
+crossovers; every size above the largest measured and every scale not measured stay the
+library's own choice.
 
 Not used, and counted with the reason: failed runs (a failed proof fails the run), runs
 whose algorithm ran unproven (``no-evidence``, ``forced-not-proven``: ``--allow-unproven``
@@ -110,18 +112,28 @@ def _compare(default: np.ndarray, other: np.ndarray, threshold: float,
     return detect.compare(default, other, 1, threshold, settings, detect.noise(default))
 
 
-def cell(points: pl.DataFrame, threshold: float, settings: detect.Settings) -> tuple[str, float,
-                                                                                    float, str]:
-    """(winner, winner's median, default's median, method) of one size's points."""
+def cell(points: pl.DataFrame, threshold: float, settings: detect.Settings,
+         previous: str = DEFAULT) -> tuple[str, float, float, str]:
+    """(winner, winner's median, default's median, method) of one size's points: the fastest
+    algorithm that beats the default beyond the noise; the ``previous`` size's winner instead
+    where it beats the default too and the fastest does not beat it beyond the noise
+    (algorithms that tie would otherwise alternate from size to size by noise alone)."""
     by_alg = {str(a): d.sort("time")["value"].to_numpy()
               for (a,), d in points.partition_by(["algorithm"], as_dict=True).items()}
     default = by_alg.pop(DEFAULT)
-    best, best_median, method = DEFAULT, float(np.median(default)), ""
+    beats = {}
     for name, values in sorted(by_alg.items()):
         verdict = _compare(default, values, threshold, settings)
-        if verdict.status == "improvement" and verdict.latest_median < best_median:
-            best, best_median, method = name, verdict.latest_median, verdict.method
-    return best, best_median, float(np.median(default)), method
+        if verdict.status == "improvement":
+            beats[name] = (verdict.latest_median, verdict.method)
+    d_us = float(np.median(default))
+    if not beats:
+        return DEFAULT, d_us, d_us, ""
+    best = min(beats, key=lambda n: beats[n][0])
+    if previous in beats and _compare(by_alg[previous], by_alg[best], threshold,
+                                      settings).status != "improvement":
+        best = previous
+    return best, beats[best][0], d_us, beats[best][1]
 
 
 def rule(collective: str, ranks: int, nodes: int, cells: list[Cell]) -> Rule:
@@ -168,7 +180,8 @@ def study(points: pl.DataFrame, environ: str, mapping: str, threshold: float,
         for (size,), at in sorted(group.partition_by(["size"], as_dict=True).items()):
             if DEFAULT not in set(at["algorithm"].cast(pl.String)):
                 continue
-            winner, w_us, d_us, method = cell(at, threshold, settings)
+            winner, w_us, d_us, method = cell(at, threshold, settings,
+                                              cells[-1].winner if cells else DEFAULT)
             runs = at.filter(pl.col("algorithm").cast(pl.String) == DEFAULT).height
             cells.append(Cell(coll, int(ranks), int(nodes), mapping, int(size), winner,
                               1 - w_us / d_us if d_us else 0.0, d_us, w_us, runs, method))

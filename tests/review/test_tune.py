@@ -139,3 +139,15 @@ def test_the_report_shows_the_recommendation_or_says_why_there_is_none():
     same = points({DEFAULT: {8: STEADY}, 'chain': {8: STEADY}})
     assert 'nothing to recommend' in report.tuning_table(*tune.studies(same, 'core', 0.05,
                                                                       SETTINGS))
+
+
+def test_algorithms_that_tie_do_not_alternate_from_size_to_size():
+    fast = [v * 0.5 for v in STEADY]
+    frame = points({DEFAULT: {8: STEADY, 16: STEADY, 32: STEADY},
+                    'chain': {8: fast, 16: [v * 1.02 for v in fast], 32: fast},
+                    'knomial': {8: [v * 1.01 for v in fast], 16: fast,
+                                32: [v * 0.7 for v in fast]}})
+    s = tune.study(tune.usable(frame, False)[0], 'spack-openmpi', 'core', 0.05, SETTINGS)
+    # 16 B: knomial is 2 % faster than chain, within the noise: chain stays; 32 B: 30 %
+    assert [(c.size, c.winner) for c in s.cells] == [(8, 'chain'), (16, 'chain'),
+                                                      (32, 'knomial')]
