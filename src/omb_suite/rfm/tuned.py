@@ -111,7 +111,10 @@ class TunedComparison(rfm.RegressionTestPlugin):
                 if value == self.tuning_file:
                     load[key] = os.path.join(self.stagedir, f'proof-{p.name}.txt')
             env = ' '.join(f'{k}={shlex.quote(v)}' for k, v in load.items())
-            cmds.append(f'env {env} {self._command()} > proof-{p.name}.out 2>&1 || true')
+            # stdout and stderr apart: OSU's rows are buffered, the library's error is not,
+            # and the proof reads the rows before the error
+            cmds.append(f'env {env} {self._command()} > proof-{p.name}.out '
+                        f'2> proof-{p.name}.err || true')
         self.prerun_cmds = [*self.prerun_cmds, *cmds]
         self.keep_files = [*self.keep_files, COMPARISON, '*.out', '*.err']
 
@@ -126,10 +129,11 @@ class TunedComparison(rfm.RegressionTestPlugin):
         said = []
         for p in self._proofs:
             try:
-                said.append(p.expect(self.read_output(f'proof-{p.name}.out')))
+                said.append(p.expect(self.read_output(f'proof-{p.name}.out')
+                                     + self.read_output(f'proof-{p.name}.err')))
             except tuning.TuningProofError as err:
                 raise SanityError(f'{self.benchmark}: proof {p.name!r} failed: {err} '
-                                  f'(proof-{p.name}.out)') from None
+                                  f'(proof-{p.name}.out, .err)') from None
         self.algorithm_evidence = '; '.join(said) or None
         default = [self._latencies(f'default.{i}.out') for i in range(self.repeats)]
         tuned = [*(self._latencies(f'tuned.{i}.out') for i in range(self.repeats - 1)),
