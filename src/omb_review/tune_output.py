@@ -28,12 +28,17 @@ def _points(args, ds: Dataset) -> pl.DataFrame:
     if unreadable:
         print(f"omb-review tune: {len(unreadable)} curve lines could not be used, e.g. "
               f"{unreadable[0]}", file=sys.stderr)
-    if args.partition:
-        frame = frame.filter(pl.col("partition").cast(pl.String) == args.partition)
-    if args.environ:
-        frame = frame.filter(pl.col("environ").cast(pl.String).is_in(args.environ))
-    if args.nodes:
-        frame = frame.filter(pl.col("num_nodes") == args.nodes)
+    asked = {"partition": [args.partition] if args.partition else None,
+             "environ": args.environ, "num_nodes": [args.nodes] if args.nodes else None}
+    for column, wanted in asked.items():
+        if not wanted:
+            continue
+        present = sorted(map(str, frame[column].drop_nulls().unique()))
+        frame = frame.filter(pl.col(column).cast(pl.String).is_in([str(w) for w in wanted]))
+        if frame.height == 0:
+            raise tune.NothingToRecommend(
+                f"no records with {column} {', '.join(map(str, wanted))} (present: "
+                f"{', '.join(present) or 'none'})")
     return frame
 
 
@@ -68,8 +73,8 @@ def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
 def run(args, ds: Dataset) -> int:
     settings = detect.Settings(threshold=args.threshold, alpha=args.alpha)
     try:
-        found, said = tune.studies(_points(args, ds), args.mapping, args.threshold, settings,
-                                   args.allow_unproven)
+        found, said = tune.studies(_points(args, ds), args.mapping, args.threshold,
+                                   settings, args.allow_unproven)
     except tune.NothingToRecommend as err:
         print(f"omb-review tune: nothing to recommend: {err}", file=sys.stderr)
         return EXIT_NOTHING

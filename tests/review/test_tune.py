@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from omb_review import detect, tune
+from omb_review.cli import main
 from omb_suite import tuning
 from omb_suite.tuning import DEFAULT
 
+REPO = Path(__file__).resolve().parents[2]
 START = datetime(2026, 11, 25, tzinfo=timezone.utc)
 SETTINGS = detect.Settings()
 
@@ -105,8 +108,6 @@ def test_tuned_against_default_in_one_job(default, tuned, outcome):
 
 
 def test_the_command_says_nothing_to_recommend_and_writes_no_file(tmp_path, capsys):
-    from omb_review.cli import main
-
     logs = tmp_path / 'perflogs' / 'local' / 'default'
     logs.mkdir(parents=True)
     (logs / 'OsuCollective.log').write_text(
@@ -151,3 +152,27 @@ def test_algorithms_that_tie_do_not_alternate_from_size_to_size():
     # 16 B: knomial is 2 % faster than chain, within the noise: chain stays; 32 B: 30 %
     assert [(c.size, c.winner) for c in s.cells] == [(8, 'chain'), (16, 'chain'),
                                                       (32, 'knomial')]
+
+
+def test_a_real_sweep_gives_a_file_the_library_reads_and_its_table(tmp_path, capsys):
+    """tests/review/data/tune: Open MPI 4.1.4's bcast at 4 ranks, five sessions."""
+    assert main(['tune', str(REPO / 'tests/review/data/tune'), '--no-cache', '-o',
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert '| bcast | 4 | 1 | 512-65536 | default | 0.0% | 8 |' in out
+    rec = json.loads((tmp_path / 'spack-openmpi' / 'recommendation.json').read_text())
+    (rule,) = rec['rules']
+    assert (rule['collective'], rule['ranks'], rule['last_size']) == ('bcast', 4, 65536)
+    assert rule['steps'][0]['start'] == 0 and rule['steps'][-1] == {'start': 512,
+                                                                    'algorithm': DEFAULT}
+    written = (tmp_path / 'spack-openmpi' / rec['file']).read_text()
+    assert rec['load']['OMPI_MCA_coll_tuned_dynamic_rules_filename'].endswith(rec['file'])
+    assert '\n7 3\n' in written  # bcast, one communicator size bracketed by the library's own
+
+
+def test_an_environment_without_sweeps_is_nothing_to_recommend(tmp_path, capsys):
+    assert main(['tune', str(REPO / 'tests/review/data/tune'), '--no-cache', '--environ',
+                 'spack-mpich', '-o', str(tmp_path)]) == 3
+    assert ('nothing to recommend: no records with environ spack-mpich (present: '
+            'spack-openmpi)') in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
