@@ -37,19 +37,19 @@ What MPICH does with it (pmodels/mpich v4.0.2 and v5.0.1, ``src/mpi/coll/src/col
   ``MPIR_CVAR_COLLECTIVE_FALLBACK``), and MPICH prints nothing about the one it chose.
 
 The proof (:func:`proofs`), loaded with the real companion: a canary file, identical to the
-real one but that the first size of one step (the last from a size above 0 that reaches MPIR:
-of bcast and allreduce a non-default one; else the first such step, whole) selects another
-collective's algorithm. MPICH parses it, and the collective's ``MPIR_<Coll>_allcomm_auto``
-switch hits ``default: MPIR_Assert(0)`` at that size: OSU prints the rows below it and MPICH
-``Assertion failed``. That proves the file is read and that MPICH's size rule puts the
-boundary where the writer did (for that collective, communicator size and step); where ch4's
-own choice at that size does not reach MPIR (pip's 5.0.2 bcast: the run without the companion
-goes through), it proves the companion read and routing that size too. It does not prove the
-companion's other boundaries, nor a step's end when the step starts at 0 (a whole-step canary
-stops at the first size). It does not show that the real file's algorithm ran: MPICH
-accepted its name at ``MPI_Init`` and nothing else tells. The file also governs MPICH's own
-calls: 5.0's ``MPI_Init`` gathers addresses with ``MPI_Allgather`` (a canary over a whole
-allgather step aborted there), hence the one-size canary. MPICH 5 with
+real one but that one size of one step (the last step from a size above 0 that reaches MPIR:
+of bcast and allreduce a non-default one; else the first such step) selects another
+collective's algorithm: the step's first size, or in a step from 0 the largest power of two.
+Only one size, because the file also governs MPICH's own calls: 5.0's ``MPI_Init`` gathers
+addresses with ``MPI_Allgather`` and allocates context ids with ``MPI_Allreduce`` (canaries over
+a whole step from 0 aborted there, before OSU's first row). MPICH parses it, and the
+collective's ``MPIR_<Coll>_allcomm_auto`` switch hits ``default: MPIR_Assert(0)`` at that size:
+OSU prints the rows below it and MPICH ``Assertion failed``. That proves the file is read and
+that MPICH's size rule puts that size where the writer did (for that collective, communicator
+size and step); where ch4's own choice at that size does not reach MPIR (pip's 5.0.2 bcast:
+the run without the companion goes through), it proves the companion read and routing that
+size too. It does not prove the other boundaries, nor that the real file's algorithm ran:
+MPICH accepted its name at ``MPI_Init`` and nothing else tells. MPICH 5 with
 ``MPIR_CVAR_DEBUG_SUMMARY=1`` also prints ``MPIR: <file>`` and ``MPID: <ch4 file>``
 (ch4_init.c), checked where present.
 """
@@ -140,12 +140,14 @@ def _steps_branch(rule: Rule, library: dict[str, Any], leaf: Callable[[Step], st
         chosen = leaf(step)
         value = copy.deepcopy(library) if chosen is None else {chosen: {}}
         if index == canary:
-            # from a size above 0 the step's first size only: MPICH's own collectives (5.0's
-            # MPI_Init gathers addresses with MPI_Allgather) then rarely meet the canary
-            first = step.start if step.start > 0 else end
-            branch[f"{key['key']}<={first * scale}"] = {
+            # one size only: MPICH's own collectives (5.0's MPI_Init gathers addresses with
+            # MPI_Allgather, allocates context ids with MPI_Allreduce) then rarely meet it
+            poisoned = canary_size(step.start, end)
+            if poisoned > step.start:
+                branch[f"{key['key']}<={(poisoned - 1) * scale}"] = copy.deepcopy(value)
+            branch[f"{key['key']}<={poisoned * scale}"] = {
                 f"algorithm={_config()['canary_algorithm']}": {}}
-            if end == first:
+            if end == poisoned:
                 continue
         branch[f"{key['key']}<={end * scale}"] = value
     branch[f"{key['key']}=any"] = copy.deepcopy(library)
@@ -234,6 +236,12 @@ def extras(rules: list[Rule], version: str, text: str) -> tuple[dict[str, str],
     return {name: ch4_file(rules, version)}, {CH4_VARIABLE: f'{{dir}}/{name}'}
 
 
+def canary_size(start: int, end: int) -> int:
+    """The one size of a step from ``start`` to ``end`` bytes that the canary poisons: its
+    first, or for a step from 0 the largest power of two in it (OSU's sizes double)."""
+    return start if start > 0 or end == 0 else 1 << (end.bit_length() - 1)
+
+
 def _canary_step(rule: Rule) -> int:
     """The step the canary poisons: the last from a size above 0 that reaches the MPIR file
     (of a collective ch4 decides first, a non-default step: the companion routes only those),
@@ -248,20 +256,22 @@ def _canary_step(rule: Rule) -> int:
 
 
 def proofs(rule: Rule, version: str) -> list[ProofRun]:
-    """One launch, with the real ch4 companion: the canary file of ``rule`` must abort at
-    the canary step's first size (:func:`_canary_step`), rows below it printed."""
+    """One launch, with the real ch4 companion: the canary file of ``rule`` must abort at the
+    canary step's poisoned size (:func:`_canary_step`, :func:`canary_size`), rows below it
+    printed."""
     index = _canary_step(rule)
-    start = rule.steps[index].start
+    ends = [s.start - 1 for s in rule.steps[1:]] + [rule.last_size]
+    size = canary_size(rule.steps[index].start, ends[index])
     text = json.dumps(_tree([rule], version, canary=index), indent=1) + '\n'
     companion = bool(_routed([rule]))
-    return [ProofRun(f'canary-{rule.collective}-{rule.ranks}-from-{start}', text,
+    return [ProofRun(f'canary-{rule.collective}-{rule.ranks}-at-{size}', text,
                      {'MPIR_CVAR_DEBUG_SUMMARY': '1'},
-                     lambda output: expect_canary(output, rule.collective, start,
+                     lambda output: expect_canary(output, rule.collective, size,
                                                   companion=companion))]
 
 
 def expect_canary(output: str, collective: str, start: int, *, companion: bool = False) -> str:
-    """Evidence that the canary step took effect exactly from ``start`` bytes (OSU's sizes
+    """Evidence that the canary took effect exactly at ``start`` bytes (OSU's sizes
     double, so the row below ``start`` is the last one printed), or TuningProofError.
     ``companion``: the launch loads the ch4 companion too (MPICH 5 names the file it read)."""
     refused = _REFUSED.search(output)
@@ -270,14 +280,14 @@ def expect_canary(output: str, collective: str, start: int, *, companion: bool =
     table = output[output.rfind('# Size'):] if '# Size' in output else ''
     sizes = [int(s) for s in _OSU_ROW.findall(table)]
     if _ASSERT not in output:
-        raise TuningProofError(f'MPICH did not stop at the canary step of {collective} from '
+        raise TuningProofError(f'MPICH did not stop at the canary of {collective} at '
                                f'{start} B (no {_ASSERT!r}): the file was not read, or its '
                                'collective never reached the MPIR level (ch4 companion '
                                f'{CH4_VARIABLE} not loaded?)')
     if any(size >= start for size in sizes) or (start > 0 and not sizes) \
             or (sizes and 2 * max(sizes) < start):
         raise TuningProofError(f"MPICH stopped {collective} after sizes {sizes}, not at the "
-                               f'canary step from {start} B: its size rule differs from the '
+                               f'canary at {start} B: its size rule differs from the '
                                "writer's")
     source = _SUMMARY.findall(output)
     if source and source[-1] == 'MPII_coll_generic_json':
