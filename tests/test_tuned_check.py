@@ -31,7 +31,10 @@ def recommendation(tmp: Path, environ: str = 'test-openmpi', family: str = 'open
     if written:
         f = tuning_files.write(family, version, list(rules))
         (where / f.name).write_text(f.text)
-        record.update(file=f.name, load=f.environment(str((where / f.name).resolve())))
+        for name, text in f.companions.items():
+            (where / name).write_text(text)
+        record.update(file=f.name, companions=sorted(f.companions),
+                      load=f.environment(str((where / f.name).resolve())))
     else:
         record.update(file=None, why_no_file='no writer')
     (where / 'recommendation.json').write_text(json.dumps(record))

@@ -3,7 +3,8 @@ the way MPICH's csel.c does, and the canary proof on real runs.
 
 tests/data/tuning/mpich/ holds real outputs (first line: the command) of OSU 7.3 on Debian's
 MPICH 4.0.2 and pip's MPICH 5.0.2 on this machine, loading files this writer made (their
-sha256 in each run's loaded.sha256: tune.json the file, canary.json the proof's canary).
+sha256 in each run's loaded.sha256: tune.json the file, canary.json the proof's canary, ch4.json
+the ch4 companion, loaded by every run of bcast and allreduce but canary_no_ch4).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from testdata import DATA, real_output
 
-from omb_suite import algorithms, families, tuning_files
+from omb_suite import algorithms, tuning_files
 from omb_suite import tuning_mpich as tm
 from omb_suite.tuning import Rule, Step, TuningError, TuningProofError
 
@@ -41,12 +42,13 @@ def select(node: dict[str, Any], ranks: int, size: int, collective: str) -> str:
     facts = {'comm_hierarchy=parent': True, 'comm_hierarchy=any': True,
              'is_sendbuf_inplace=no': True, 'is_sendbuf_inplace=yes': False,
              'is_commutative=yes': True, 'is_op_built_in=yes': True,
-             'comm_size=pow2': ranks & (ranks - 1) == 0, 'comm_type=intra': True}
+             'comm_size=pow2': ranks & (ranks - 1) == 0, 'comm_type=intra': True,
+             'comm_size=node_comm_size': True}
     total = size * ranks
     count = size // 4 if collective == 'allreduce' else size
     pof2 = 1 << (ranks.bit_length() - 1)
     for key, child in node.items():
-        if key.startswith('algorithm='):
+        if key.startswith(('algorithm=', 'composition=')):
             return key
         name, _, value = key.partition('<=') if '<=' in key else key.partition('<')
         if key in facts:
@@ -72,8 +74,8 @@ def tree(text: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-def library(version: str) -> dict[str, Any]:
-    return tm._default_tree(version)
+def library(version: str, level: str = 'tree') -> dict[str, Any]:
+    return tm._default_tree(version, level)
 
 
 # ---------------------------------------------------------------- the file
@@ -151,12 +153,38 @@ def test_a_version_without_a_known_tree_is_refused():
     assert 'versions' in tuning_files.support('mpich', '3.4.3')
 
 
-def test_record_loads_the_file_with_the_forcing_companion_that_reaches_mpir():
-    record = families.get('mpich')
-    written = tuning_files.write('mpich', '5.0.2', [BCAST])
-    assert written.environment('/x.json')['MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE'] == '/x.json'
-    device = 'MPIR_CVAR_DEVICE_COLLECTIVES'
-    assert written.env[device] == record['forcing']['companions']['all'][device] == 'none'
+def test_record_loads_the_file_and_the_ch4_companion_not_device_collectives_none():
+    written = tuning_files.write('mpich', '5.0.2', [BCAST, ALLGATHER])
+    load = written.environment('/t/x.json')
+    assert load == {'MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE': '/t/x.json',
+                    tm.CH4_VARIABLE: '/t/mpich-5.0.2-ch4-selection.json'}
+    assert written.companions == {'mpich-5.0.2-ch4-selection.json':
+                                  tm.ch4_file([BCAST, ALLGATHER], '5.0.2')}
+
+
+def test_collectives_ch4_leaves_to_mpir_need_no_companion():
+    written = tuning_files.write('mpich', '4.0.2', [ALLGATHER, ALLTOALL])
+    assert written.companions == {}
+    assert list(written.env) == ['MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE']
+
+
+@pytest.mark.parametrize('version', ['4.0.2', '5.0.2'])
+@pytest.mark.parametrize('rule', [BCAST, ALLREDUCE, Rule('bcast', 4, 1, (
+    Step(0, 'default'), Step(4096, 'binomial'), Step(16384, 'default')), 65536)],
+    ids=['bcast', 'allreduce', 'bcast-default-steps'])
+def test_the_companion_routes_only_non_default_steps_to_mpir(version, rule):
+    written = tree(tm.ch4_file([rule], version))
+    default = library(version, 'ch4_tree')
+    route = f"composition={tm._config()['ch4_routes'][rule.collective]}"
+    for ranks in (2, 3, 4, 8):
+        for size in [0] + [1 << i for i in range(21)]:
+            got = select(written, ranks, size, rule.collective)
+            if ranks == rule.ranks and rule.algorithm_at(size) != 'default':
+                assert got == route, (ranks, size)
+            else:
+                assert got == select(default, ranks, size, rule.collective), (ranks, size)
+    assert {k: v for k, v in written.items() if k != f'collective={rule.collective}'} == \
+        {k: v for k, v in default.items() if k != f'collective={rule.collective}'}
 
 
 # ---------------------------------------------------------------- the proof on real runs
@@ -170,12 +198,16 @@ def test_canary_poisons_only_the_steps_first_size():
     assert canary == tree(tm.write([BCAST], '4.0.2'))
 
 
-def test_a_single_step_from_zero_is_poisoned_whole():
-    rule = Rule('alltoall', 4, 1, (Step(0, 'brucks'),), 4096)
+def test_a_step_from_zero_is_poisoned_at_its_largest_power_of_two_only():
+    """A canary over a whole step from 0 met MPICH's own MPI_Allreduce in 5.0.2's MPI_Init."""
+    rule = Rule('alltoall', 4, 1, (Step(0, 'brucks'),), 6000)
     branch = tree(tm.proofs(rule, '5.0.2')[0].text)['collective=alltoall']['comm_type=intra']
-    assert list(branch['comm_size<=4']) == ['avg_msg_size<=4096', 'avg_msg_size=any']
+    assert list(branch['comm_size<=4']) == ['avg_msg_size<=4095', 'avg_msg_size<=4096',
+                                            'avg_msg_size<=6000', 'avg_msg_size=any']
     assert branch['comm_size<=4']['avg_msg_size<=4096'] == {
         'algorithm=MPIR_Barrier_intra_smp': {}}
+    assert branch['comm_size<=4']['avg_msg_size<=4095'] == \
+        branch['comm_size<=4']['avg_msg_size<=6000'] == {'algorithm=MPIR_Alltoall_intra_brucks': {}}
 
 
 @pytest.mark.parametrize('version', ['4.0.2', '5.0.2'])
@@ -183,8 +215,29 @@ def test_canary_stops_exactly_at_the_step_in_real_runs(version):
     proof, = tm.proofs(BCAST, version)
     evidence = proof.expect(run(f'{version}-bcast-2/canary.out'))
     assert evidence.startswith('mpich-file:bcast:stopped-at-2048')
-    if version == '5.0.2':  # MPIR_CVAR_DEBUG_SUMMARY names the file MPICH 5 read
-        assert evidence.endswith(':read=/tmp/tm/out/5.0.2-bcast-2/tune.canary.json')
+    if version == '5.0.2':  # MPIR_CVAR_DEBUG_SUMMARY names the files MPICH 5 read
+        assert evidence.endswith('5.0.2-bcast-2/canary.json'
+                                 ':ch4=/work/wt/tch4/tests/data/tuning/mpich/5.0.2-bcast-2/ch4.json')
+
+
+def test_the_canary_step_is_one_the_companion_sends_to_mpir():
+    rule = Rule('bcast', 2, 1, (Step(0, 'binomial'), Step(1024, 'scatter_ring_allgather'),
+                                Step(8192, 'default')), 65536)
+    assert tm.proofs(rule, '5.0.2')[0].name == 'canary-bcast-2-at-1024'
+    assert tm.proofs(ALLREDUCE, '5.0.2')[0].name == 'canary-allreduce-2-at-4096'
+    alltoall = Rule('alltoall', 4, 1, (Step(0, 'brucks'), Step(512, 'default')), 4096)
+    assert tm.proofs(alltoall, '5.0.2')[0].name == 'canary-alltoall-4-at-512'
+    with pytest.raises(TuningError, match="every step is the library's default"):
+        tm.proofs(Rule('bcast', 2, 1, (Step(0, 'default'),), 64), '5.0.2')
+
+
+def test_the_proof_refuses_a_run_whose_ch4_level_used_its_own_tree():
+    """5.0.2's allgather canary stops (allgather needs no companion) while MPID reports its
+    built-in tree: had the companion been due, that is the missing file."""
+    output = run('5.0.2-allgather-4/canary.out')
+    assert 'MPID: MPIDI_coll_generic_json' in output
+    with pytest.raises(TuningProofError, match='built-in tree'):
+        tm.expect_canary(output, 'allgather', 1024, companion=True)
 
 
 @pytest.mark.parametrize('run_dir, name', [
@@ -192,8 +245,8 @@ def test_canary_stops_exactly_at_the_step_in_real_runs(version):
     ('4.0.2-bcast-2', 'canary_wrong_path'),  # 4.0.2 maps a file it could not open: a crash
     ('5.0.2-bcast-2', 'canary_wrong_var'),
     ('5.0.2-bcast-2', 'canary_wrong_path'),  # 5.0: 'Unable to open collective tuning file'
-    ('5.0.2-bcast-2', 'canary_no_devnone'),  # without DEVICE_COLLECTIVES=none ch4 serves it
-    ('5.0.2-allreduce-2', 'canary_no_devnone'),
+    ('5.0.2-bcast-2', 'canary_no_ch4'),  # without the companion ch4's POSIX level serves it
+    ('5.0.2-allreduce-2', 'canary_no_ch4'),
     ('4.0.2-alltoall-4', 'canary_wrong_var'),
 ])
 def test_canary_fails_where_the_file_was_not_applied(run_dir, name):
@@ -216,8 +269,11 @@ def test_the_runs_loaded_the_files_this_writer_writes(run_dir):
     rule = RULES[name]
     loaded = dict(reversed(line.split()) for line in
                   (RUNS / run_dir / 'loaded.sha256').read_text().splitlines())
-    assert sha256(tm.write([rule], version).encode()).hexdigest() == loaded['tune.json']
+    written = tuning_files.write('mpich', version, [rule])
+    assert sha256(written.text.encode()).hexdigest() == loaded['tune.json']
     assert sha256(tm.proofs(rule, version)[0].text.encode()).hexdigest() == loaded['canary.json']
+    assert [sha256(t.encode()).hexdigest() for t in written.companions.values()] == \
+        [loaded[n] for n in ('ch4.json',) if n in loaded]
 
 
 @pytest.mark.parametrize('run_dir', RUN_DIRS)
@@ -225,7 +281,7 @@ def test_each_canary_stops_at_its_step_and_the_real_file_runs_through(run_dir):
     version, name = run_dir.split('-', 1)
     rule = RULES[name]
     proof, = tm.proofs(rule, version)
-    start = rule.steps[-1].start
+    start = int(proof.name.rsplit('-', 1)[1])
     assert proof.expect(run(f'{run_dir}/canary.out')).startswith(
         f'mpich-file:{rule.collective}:stopped-at-{start}')
     tuned = run(f'{run_dir}/tuned.out')
