@@ -47,7 +47,7 @@ def _run(cmd: list[str], log: Path, env: dict[str, str]) -> int:
     with log.open('w') as out:
         rc = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT,
                             env={**os.environ, **env}).returncode
-    print(f'  {" ".join(cmd[:1] + cmd[-12:])[:150]}... -> exit {rc} ({log})')
+    print(f'  {Path(cmd[0]).name} {cmd[1] if cmd[1:] else ""} ... -> exit {rc} ({log})')
     return rc
 
 
@@ -80,20 +80,35 @@ def pipeline(args, env: str) -> int:
     return rc
 
 
+def _kept(where: Path) -> int:
+    """Cells of the study where no rule applies: nothing to compare, the library's own."""
+    recs = list(where.glob('tuning/*/recommendation.json'))
+    if not recs:
+        return 0
+    rec = json.loads(recs[0].read_text())
+    ruled = {(r['collective'], r['ranks']) for r in rec['rules']}
+    return sum((c['collective'], c['ranks']) not in ruled for c in rec['cells'])
+
+
 def summary(where: Path) -> tuple[list[str], int]:
     """The table lines of one environment's comparisons, and the count of slower cells."""
     rows = []
-    for path in sorted(where.rglob('tuning-comparison.json')):
+    for path in sorted((where / 'tuned').rglob('tuning-comparison.json')):
         data = json.loads(path.read_text())
         rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
+    kept = _kept(where)
     if not rows:
-        return ['  no comparison ran (see tune.log and tuned.log)'], 0
+        return [f'  no comparison ran (see tune.log and tuned.log); {kept} cells of the study '
+                'left to the library'], 0
     faster = [(1 - statistics.median(r['tuned_us']) / statistics.median(r['default_us']))
               for _, _, r in rows if r['outcome'] == 'faster']
     slower = [f'{b} {n} ranks {r["size"]} B ({r["algorithm"]})'
               for b, n, r in rows if r['outcome'] == 'slower']
-    lines = [f'  cells compared: {len(rows)}; faster beyond the noise: {len(faster)} '
-             f'({len(faster) / len(rows):.0%}), median gain there '
+    total = len(rows) + kept
+    lines = [f'  (collective, scale, size) cells: {total}, {len(rows)} compared (a rule applies), '
+             f'{kept} left to the library (no rule)',
+             f'  faster beyond the noise: {len(faster)} ({len(faster) / total:.0%} of all, '
+             f'{len(faster) / len(rows):.0%} of those compared), median gain there '
              f'{statistics.median(faster) if faster else 0:.1%}; slower beyond the noise: '
              f'{len(slower)}']
     lines += [f'    SLOWER: {s}' for s in slower]
@@ -122,7 +137,7 @@ def main() -> int:
     for env in args.environ:
         print(f'== {env}')
         rc |= pipeline(args, env)
-        lines, n = summary(args.dir / env / 'tuned')
+        lines, n = summary(args.dir / env)
         slower += n
         print('\n'.join(lines))
     print(f'target (never slower than the default beyond the noise): '
