@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -97,7 +98,8 @@ def _kept(where: Path) -> int:
 def summary(where: Path) -> tuple[list[str], int]:
     """The table lines of one environment's comparisons, and the count of slower cells."""
     rows = []
-    for path in sorted((where / 'tuned').rglob('tuning-comparison.json')):
+    # output/: the kept result of each test (a failed first attempt stays in stage/)
+    for path in sorted((where / 'tuned' / 'output').rglob('tuning-comparison.json')):
         data = json.loads(path.read_text())
         rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
     kept = _kept(where)
@@ -116,6 +118,12 @@ def summary(where: Path) -> tuple[list[str], int]:
              f'{statistics.median(faster) if faster else 0:.1%}; slower beyond the noise: '
              f'{len(slower)}']
     lines += [f'    SLOWER: {s}' for s in slower]
+    log = where / 'tuned.log'
+    said = re.search(r'Retrying (\d+) failed check', log.read_text()) if log.exists() else None
+    retried = int(said.group(1)) if said else 0
+    if retried:
+        lines.append(f'  failed at the first attempt and re-measured (--max-retries 1): '
+                     f'{retried} test(s); the counts above are the second attempt\'s')
     return lines, len(slower)
 
 
