@@ -20,6 +20,7 @@ takes the latter, Intel MPI), records without an algorithm.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,13 +114,16 @@ def _compare(default: np.ndarray, other: np.ndarray, threshold: float,
 
 
 def cell(points: pl.DataFrame, threshold: float, settings: detect.Settings,
-         previous: str = DEFAULT) -> tuple[str, float, float, str]:
+         previous: str = DEFAULT, left_out: frozenset[str] = frozenset()
+         ) -> tuple[str, float, float, str]:
     """(winner, winner's median, default's median, method) of one size's points: the fastest
     algorithm that beats the default beyond the noise; the ``previous`` size's winner instead
     where it beats the default too and the fastest does not beat it beyond the noise
-    (algorithms that tie would otherwise alternate from size to size by noise alone)."""
+    (algorithms that tie would otherwise alternate from size to size by noise alone).
+    Algorithms in ``left_out`` (the library's file cannot name them) never win."""
     by_alg = {str(a): d.sort("time")["value"].to_numpy()
-              for (a,), d in points.partition_by(["algorithm"], as_dict=True).items()}
+              for (a,), d in points.partition_by(["algorithm"], as_dict=True).items()
+              if str(a) not in left_out}
     default = by_alg.pop(DEFAULT)
     beats = {}
     for name, values in sorted(by_alg.items()):
@@ -156,9 +160,30 @@ def _scale_groups(points: pl.DataFrame, mapping: str) -> dict[tuple, pl.DataFram
     return groups
 
 
+#: Why the library's tuning file cannot name an algorithm: (family, version, collective,
+#: algorithm) -> the reason, or None.
+Unwritable = Callable[[str, str, str, str], "str | None"]
+
+
+def _left_out(s: Study, coll: str, names: set[str], unwritable: Unwritable | None
+              ) -> frozenset[str]:
+    if unwritable is None:
+        return frozenset()
+    out = set()
+    for name in sorted(names - {DEFAULT}):
+        why = unwritable(s.family, s.version, coll, name)
+        note = f"{coll} {name} not recommended: {why}"
+        if why:
+            out.add(name)
+            if note not in s.notes:
+                s.notes.append(note)
+    return frozenset(out)
+
+
 def study(points: pl.DataFrame, environ: str, mapping: str, threshold: float,
-          settings: detect.Settings) -> Study:
-    """The recommendation for one environment's usable points (:func:`usable`)."""
+          settings: detect.Settings, unwritable: Unwritable | None = None) -> Study:
+    """The recommendation for one environment's usable points (:func:`usable`); algorithms
+    the library's file cannot name (``unwritable``) are left out, with the reason."""
     mine = points.filter(pl.col("environ").cast(pl.String) == environ,
                          pl.col("mapping").cast(pl.String) == mapping)
     if mine.height == 0:
@@ -176,12 +201,13 @@ def study(points: pl.DataFrame, environ: str, mapping: str, threshold: float,
             out.notes.append(f"{bench} at {ranks} ranks: the default was not measured by the "
                              "sweep (-S measure_default=1); not studied")
             continue
-        cells = []
+        cells: list[Cell] = []
+        skip = _left_out(out, coll, set(group["algorithm"].cast(pl.String)), unwritable)
         for (size,), at in sorted(group.partition_by(["size"], as_dict=True).items()):
             if DEFAULT not in set(at["algorithm"].cast(pl.String)):
                 continue
             winner, w_us, d_us, method = cell(at, threshold, settings,
-                                              cells[-1].winner if cells else DEFAULT)
+                                              cells[-1].winner if cells else DEFAULT, skip)
             runs = at.filter(pl.col("algorithm").cast(pl.String) == DEFAULT).height
             cells.append(Cell(coll, int(ranks), int(nodes), mapping, int(size), winner,
                               1 - w_us / d_us if d_us else 0.0, d_us, w_us, runs, method))
@@ -223,13 +249,14 @@ def table(s: Study) -> list[str]:
 
 
 def studies(frame: pl.DataFrame, mapping: str, threshold: float, settings: detect.Settings,
-            allow_unproven: bool = False) -> tuple[list[Study], list[str]]:
+            allow_unproven: bool = False, unwritable: Unwritable | None = None
+            ) -> tuple[list[Study], list[str]]:
     """Every environment's study of a frame (with sizes), and what could not be studied."""
     points, notes = usable(frame, allow_unproven)
     out, said = [], list(notes)
     for environ in sorted(set(points["environ"].cast(pl.String))):
         try:
-            s = study(points, environ, mapping, threshold, settings)
+            s = study(points, environ, mapping, threshold, settings, unwritable)
         except NothingToRecommend as err:
             said.append(f"{environ}: nothing to recommend: {err}")
             continue

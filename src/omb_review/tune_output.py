@@ -42,6 +42,14 @@ def _points(args, ds: Dataset) -> pl.DataFrame:
     return frame
 
 
+def _unwritable(family: str, version: str, collective: str, algorithm: str) -> str | None:
+    """Why the library's file cannot name the algorithm; None where it can, or where no file
+    is written for the library at all (the study is then a recommendation only)."""
+    if tuning_files.support(family, version) is not None:
+        return None
+    return tuning_files.unwritable(family, version, collective, algorithm)
+
+
 def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
     """Write the environment's file and its table; the line printed for it."""
     where = out / s.environ
@@ -74,7 +82,7 @@ def run(args, ds: Dataset) -> int:
     settings = detect.Settings(threshold=args.threshold, alpha=args.alpha)
     try:
         found, said = tune.studies(_points(args, ds), args.mapping, args.threshold,
-                                   settings, args.allow_unproven)
+                                   settings, args.allow_unproven, _unwritable)
     except tune.NothingToRecommend as err:
         print(f"omb-review tune: nothing to recommend: {err}", file=sys.stderr)
         return EXIT_NOTHING

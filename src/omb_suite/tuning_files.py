@@ -17,7 +17,7 @@ from types import ModuleType
 
 from omb_suite import algorithms, families, tuning_intel, tuning_mpich, tuning_openmpi
 from omb_suite.mpilib import version_in
-from omb_suite.tuning import ProofRun, Rule, TuningError
+from omb_suite.tuning import ProofRun, Rule, Step, TuningError
 
 #: ``tuning.kind`` of a family record -> its writer module.
 WRITERS: dict[str, ModuleType] = {'ompi_rules': tuning_openmpi, 'mpich_json': tuning_mpich,
@@ -74,6 +74,18 @@ def write(family: str, version: str, rules: list[Rule]) -> TuningFile:
     files, env = writer.extras(rules, version, text) if hasattr(writer, 'extras') else ({}, {})
     return TuningFile(family, version, part['file'].format(version=version), text,
                       {**algorithms.exclusions(family, version), **part['env'], **env}, files)
+
+
+def unwritable(family: str, version: str, collective: str, algorithm: str) -> str | None:
+    """Why the library's file cannot name ``algorithm`` for ``collective`` (e.g. an MPICH
+    algorithm that takes parameters in the file), ``None`` where it can: the writer is asked
+    for a file with that one algorithm."""
+    try:
+        _writer(family, version).write([Rule(collective, 2, 1, (Step(0, algorithm),), 1)],
+                                       version)
+    except TuningError as err:
+        return str(err)
+    return None
 
 
 def proofs(family: str, version: str, rule: Rule) -> list[ProofRun]:

@@ -176,3 +176,20 @@ def test_an_environment_without_sweeps_is_nothing_to_recommend(tmp_path, capsys)
     assert ('nothing to recommend: no records with environ spack-mpich (present: '
             'spack-openmpi)') in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_algorithm_the_file_cannot_name_is_never_recommended():
+    frame = points({DEFAULT: {8: STEADY, 16: STEADY},
+                    'tree': {8: [v * 0.5 for v in STEADY], 16: [v * 0.5 for v in STEADY]},
+                    'chain': {8: [v * 0.7 for v in STEADY], 16: [v * 0.7 for v in STEADY]}})
+    said = {}
+
+    def unwritable(family, version, coll, name):
+        said[name] = (family, version, coll)
+        return 'takes parameters' if name == 'tree' else None
+
+    s = tune.study(tune.usable(frame, False)[0], 'spack-openmpi', 'core', 0.05, SETTINGS,
+                   unwritable)
+    assert {c.winner for c in s.cells} == {'chain'}
+    assert s.notes == ['bcast tree not recommended: takes parameters']
+    assert said['tree'] == ('openmpi', '4.1.4', 'bcast')
