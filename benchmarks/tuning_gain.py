@@ -35,6 +35,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+#: What OsuTunedCollective keeps per test (omb_suite.rfm.tuned.COMPARISON).
+COMPARISON = 'tuning-comparison.json'
 VENV = Path(sys.executable).parent
 
 
@@ -98,8 +100,14 @@ def _kept(where: Path) -> int:
 def summary(where: Path) -> tuple[list[str], int]:
     """The table lines of one environment's comparisons, and the count of slower cells."""
     rows = []
-    # output/: the kept result of each test (a failed first attempt stays in stage/)
-    for path in sorted((where / 'tuned' / 'output').rglob('tuning-comparison.json')):
+    # each test's last attempt: output/ holds a passed test's, stage/ a failed one's (and a
+    # passed test's failed first attempt, which output/ then replaces)
+    # (ReFrame names a retry's directories <test>_retry1)
+    found: dict[str, Path] = {}
+    for part in ('stage', 'output'):
+        for path in sorted((where / 'tuned' / part).rglob(COMPARISON)):
+            found[path.parent.name.split('_retry')[0]] = path
+    for _, path in sorted(found.items()):
         data = json.loads(path.read_text())
         rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
     kept = _kept(where)
@@ -123,7 +131,7 @@ def summary(where: Path) -> tuple[list[str], int]:
     retried = int(said.group(1)) if said else 0
     if retried:
         lines.append(f'  failed at the first attempt and re-measured (--max-retries 1): '
-                     f'{retried} test(s); the counts above are the second attempt\'s')
+                     f'{retried} test(s); the counts above are the last attempt\'s')
     return lines, len(slower)
 
 
