@@ -112,8 +112,9 @@ def summary(where: Path) -> tuple[list[str], int]:
         rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
     kept = _kept(where)
     if not rows:
-        return [f'  no comparison ran (see tune.log and tuned.log); {kept} cells of the study '
-                'left to the library'], 0
+        said = (f'{kept} cells of the study, all left to the library' if kept else
+                'nothing recommended, no file written')
+        return [f'  no comparison ran ({said}: see tune.log and tuned.log)'], 0
     faster = [(1 - statistics.median(r['tuned_us']) / statistics.median(r['default_us']))
               for _, _, r in rows if r['outcome'] == 'faster']
     slower = [f'{b} {n} ranks {r["size"]} B ({r["algorithm"]})'
