@@ -150,6 +150,8 @@ def main() -> int:
     p.add_argument('--skip-sweep', action='store_true')
     p.add_argument('--smoke', action='store_true')
     args = p.parse_args()
+    # absolute: ReFrame takes a relative perflog directory as relative to its --prefix
+    args.dir = args.dir.resolve()
     args.osu = []
     if args.smoke:
         args.collectives, args.scales, args.max_size, args.sessions = 'bcast', '2', 64, 3

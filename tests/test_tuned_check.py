@@ -73,9 +73,12 @@ def test_a_recommendation_without_a_file_says_why(tmp_path):
 
 
 @pytest.mark.skipif('ompi_rules' not in tuning_files.WRITERS, reason='no Open MPI writer yet')
-def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path):
+@pytest.mark.parametrize('relative', [False, True], ids=['absolute', 'relative'])
+def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path, relative):
     tuning_dir = recommendation(tmp_path)
-    out = dry(tmp_path, '-S', f'tuning_dir={tuning_dir}', '-S', 'repeats=2')
+    # relative to where reframe starts (run_reframe: tmp_path), as CI's scripts give it
+    given = tuning_dir.relative_to(tmp_path) if relative else tuning_dir
+    out = dry(tmp_path, '-S', f'tuning_dir={given}', '-S', 'repeats=2')
     assert 'the recommendation keeps the default for allgather at 2 ranks' in out
     (script,) = [s for s in job_scripts(tmp_path).values() if 'osu_bcast' in s]
     runs = re.findall(r'^(env -u \S+.*?|mpirun.*?)(?: > | 2>| \|\|)', script, re.M)
@@ -87,5 +90,8 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path):
         assert all(f'-u {key}' in line for line in runs if 'default.' in line)
     proofs = tuning_files.proofs('openmpi', '4.1.4', RULE)
     for p in proofs:
-        assert f'> proof-{p.name}.out' in script
+        (line,) = [x for x in script.splitlines() if f'> proof-{p.name}.out' in x]
+        # the proof loads its own file (the canary) in place of the recommendation's
+        assert 'OMPI_MCA_coll_tuned_dynamic_rules_filename=' in line
+        assert f'proof-{p.name}.txt' in line and 'coll-rules.conf' not in line
     assert isinstance(proofs[0], tuning.ProofRun)

@@ -30,7 +30,9 @@ from omb_suite.setup import environs
 launchers.register()
 
 REPO = Path(__file__).resolve().parents[2]
-RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs'))
+#: Absolute: ReFrame resolves a relative perflog ``basedir`` against the system's ``--prefix``
+#: but the report file against the working directory, which would split one run's results.
+RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs')).absolute()
 
 
 ENVIRONMENTS = environs.reframe_environments()

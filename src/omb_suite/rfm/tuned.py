@@ -84,7 +84,9 @@ class TunedComparison(rfm.RegressionTestPlugin):
         r = rules[0]
         self._rule = tuning.Rule(coll, r['ranks'], r['nodes'],
                                  tuple(tuning.Step(**s) for s in r['steps']), r['last_size'])
-        self.tuning_file = str(Path(self.tuning_dir) / rec['environ'] / rec['file'])
+        # absolute, as recommendation.json's load names it (a relative -S tuning_dir is
+        # relative to where reframe was started)
+        self.tuning_file = str((Path(self.tuning_dir) / rec['environ'] / rec['file']).resolve())
         self._load = rec['load']
         oversub = (families.get(family)['forcing']['oversubscribe_env']
                    if self.oversubscribe > 1 else {})
@@ -108,7 +110,7 @@ class TunedComparison(rfm.RegressionTestPlugin):
             Path(self.stagedir, f'proof-{p.name}.txt').write_text(p.text)
             load = {**self._load, **p.env}
             for key, value in self._load.items():
-                if value == self.tuning_file:
+                if os.path.realpath(value) == os.path.realpath(self.tuning_file):
                     load[key] = os.path.join(self.stagedir, f'proof-{p.name}.txt')
             env = ' '.join(f'{k}={shlex.quote(v)}' for k, v in load.items())
             # stdout and stderr apart: OSU's rows are buffered, the library's error is not,
