@@ -150,8 +150,10 @@ def test_the_canary_is_the_file_with_the_last_step_poisoned():
     canary = tuning_files.proofs('openmpi', '4.1.4', ALLTOALL)[0]
     rules = _library_rules(canary.text)[COLLTYPE['alltoall']]
     assert rules == [(0, [(0, 0)]), (4, [(0, 2), (4096, 99)]), (5, [(0, 0)])]
+    # the evidence variables, and the abort delay that lets the runtime forward the last rows
     assert canary.env == {'OMPI_MCA_coll_base_verbose': '9',
-                          'OMPI_MCA_mpi_show_mca_params': 'enviro'}
+                          'OMPI_MCA_mpi_show_mca_params': 'enviro',
+                          'OMPI_MCA_mpi_abort_delay': '2'}
     one_step = Rule('bcast', 2, 1, (Step(0, 'chain'),), 4096)
     assert _library_rules(tuning_files.proofs('openmpi', '4.1.4', one_step)[0].text)[7][1] == \
         (2, [(0, 2), (4096, 99)])
