@@ -37,6 +37,12 @@ RESULTS = Path(os.environ.get('OMB_RESULTS_DIR', REPO / 'perflogs')).absolute()
 
 ENVIRONMENTS = environs.reframe_environments()
 
+#: The level of ReFrame's own log file (a temporary file, as ReFrame's default): ``verbose``
+#: keeps what each test did; ReFrame's default ``debug2`` also keeps its internals, at the
+#: cost of building ~200 records per test (docs/benchmarks.md). ``OMB_REFRAME_LOG=debug2``
+#: brings them back.
+REFRAME_LOG_LEVEL = os.environ.get('OMB_REFRAME_LOG', 'verbose')
+
 
 def _sibling(name: str):
     """A module of this directory (ReFrame loads this file by path, not as a package)."""
@@ -112,6 +118,14 @@ site_configuration = {
     'logging': [
         {
             'perflog_multiline': True,
+            'handlers': [
+                {
+                    'type': 'file',
+                    'level': REFRAME_LOG_LEVEL,
+                    'format': '[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s',
+                    'append': False,
+                },
+            ],
             'handlers_perflog': [
                 {
                     'type': 'filelog',
