@@ -31,7 +31,7 @@ from rfm_helpers import (
 from testdata import DATA, real_output
 
 from omb_suite import algorithms as alg
-from omb_suite import catalogue, correctness, mpilib, parsing
+from omb_suite import catalogue, mpilib, parsing
 from omb_suite import evidence as ev
 
 run_reframe = rfm_helpers.run_reframe
@@ -211,23 +211,23 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     assert sorted(_exports(s) for s in _scripts(tmp_path, 'test-mpich', 'osu_bcast')) == [
         [], ['MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial', 'MPIR_CVAR_DEVICE_COLLECTIVES=none',
              'MPIR_CVAR_COLLECTIVE_FALLBACK=error']]
-    # the verdict set: one launch, the measurement (no -c: it changes what is measured)...
+    # the verdict set: one launch, the measurement (no -c: it changes what is measured),
+    # which checks its own collective first: our check preloaded, every size up to 1024 B
     (reduce,) = _scripts(tmp_path, 'test-openmpi', 'osu_reduce')
     assert _exports(reduce) == evidence
+    assert 'export OMB_COLLCHECK=1024,osu_reduce' in reduce
     launches = launcher_lines(reduce, 'mpirun')
     assert launches == [launch_line(reduce, 'osu_reduce')]
-    assert launches[0].startswith('mpirun -np 2 --map-by core --bind-to core ./omb_rank.sh '
-                                  '--rank0-env OMPI_MCA_coll_base_verbose=9 --rank0-env '
-                                  'OMPI_MCA_mpi_show_mca_params=enviro /')
+    assert re.match(r'mpirun -np 2 --map-by core --bind-to core \./omb_rank\.sh --preload '
+                    r'/\S+/\.omb/build-cache/[0-9a-f]{16}/libcollective_check\.so --rank0-env '
+                    r'OMPI_MCA_coll_base_verbose=9 --rank0-env '
+                    r'OMPI_MCA_mpi_show_mca_params=enviro /', launches[0]), launches[0]
     assert launches[0].endswith('osu_reduce -f -T mpi_int -m 1024 -x 10 -i 100')
-    # ... its results checked by the correctness run it depends on: every verdict collective
-    (check,) = [s for k, s in job_scripts(tmp_path).items()
-                if k.startswith('local/default/test-openmpi/OsuCollectiveCorrectness')]
-    verdict = catalogue.verdict('collective') + catalogue.verdict('nonblocking')
-    assert launch_line(check, 'collective_check').endswith(
-        ' '.join(['/collective_check 1024', *(n for n in verdict if n in correctness.CHECKABLE)]))
     # built by the job into the cache unless a run before built it (no build test per run)
-    assert '.omb/build-cache/' in check and 'omb: building collective_check in' in check
+    assert 'omb: building libcollective_check.so in' in reduce
+    assert '-DOMB_PRELOAD -shared -fPIC' in reduce
+    # no correctness run of its own
+    assert not [k for k in job_scripts(tmp_path) if 'Correctness' in k]
     # the exploration's forced algorithms: a short -c run, then the measurement
     (chain,) = [s for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')
                 if 'bcast_algorithm=2' in s]
@@ -361,23 +361,24 @@ def test_four_ranks_oversubscribed_blocking_nonblocking_and_neighbourhood(tmp_pa
 
 @pytest.mark.e2e
 @needs_osu()
-def test_wrong_results_fail_the_correctness_run_and_the_measurement(tmp_path):
+def test_wrong_results_fail_the_measurement(tmp_path):
     """A library that computes a wrong allreduce element (stand-in: tests/data/defects/
-    corrupt_allreduce.c, preloaded through the environment): the correctness run fails naming
-    it, and the allreduce measurement that depends on it is not run (never a pass)."""
+    corrupt_allreduce.c, preloaded through the environment): the measured launch's own check
+    finds it, and the measurement fails naming it (never a pass); the bcast beside it passes."""
     lib = tmp_path / 'libcorrupt.so'
     subprocess.run(['mpicc', '-shared', '-fPIC', '-o', str(lib),
                     str(DATA / 'defects' / 'corrupt_allreduce.c')], check=True)
     registry = write_registry(tmp_path / 'environments.json', [
         {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
          'env_vars': {'LD_PRELOAD': str(lib)}, 'source': 'system'}])
-    out = run_reframe(tmp_path, '--system', 'local', *SHORT, '-n', 'osu_allreduce/default%',
-                      '-S', 'max_size=1024', '-r', registry=registry, checks=(VERDICT,))
+    out = run_reframe(tmp_path, '--system', 'local', *SHORT, '-n',
+                      '(osu_allreduce|osu_bcast)/default%', '-S', 'max_size=1024', '-r',
+                      registry=registry, checks=(VERDICT,))
     assert out.returncode != 0
     assert ('the MPI library computed wrong results: osu_allreduce wrong 2 elements at 8 B '
             '(first: element 1 is 138, not 137)') in out.stdout
-    assert re.search(r'SKIP .*OsuCollective %case=osu_allreduce/default .*\[dependencies failed\]',
-                     out.stdout)
+    assert re.search(r'FAIL \] .*OsuCollective %case=osu_allreduce/default ', out.stdout)
+    assert re.search(r'OK \] .*OsuCollective %case=osu_bcast/default ', out.stdout)
 
 
 @pytest.mark.e2e

@@ -61,11 +61,6 @@ def test_the_audit_finds_a_cap_the_plan_does_not_know():
     assert any('GiB of buffers per node' in v for v in audit.violations)
     assert any('without the timeout' in v for v in audit.violations)
     assert any('shorter than the launch limit' in v for v in audit.violations)
-    check = '\n'.join(['#SBATCH --ntasks=1024', '#SBATCH --ntasks-per-node=128',
-                       scale_audit.plan_line('collective_check', 1024, None, 10.0, 60),
-                       'timeout 60s srun ./omb_rank.sh /b/collective_check 1048576 osu_bcast'])
-    (why,) = scale_audit.audit_script('y', check, node_memory=64 * 2**30).violations
-    assert why == 'collective_check 1048576: 256 GiB of buffers per node, the node has 64 GiB'
 
 
 @needs_osu()

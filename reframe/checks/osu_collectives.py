@@ -1,6 +1,6 @@
 """Collective verdict: the main blocking collectives and one non-blocking one with the
-library's default algorithm, at the partition's smallest and largest scale; their results
-checked by one run of our correctness program per environment, scale and mapping.
+library's default algorithm, at the partition's smallest and largest scale; each launch checks
+its collective's results (every element of every size) before it measures.
 
     reframe -C reframe/config/settings.py -c reframe/checks -n OsuCollective -r
     reframe ... -n 'OsuCollective%case=osu_alltoall/default' -r     (no spaces in -n)
@@ -14,19 +14,8 @@ import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite import algorithms, catalogue
-from omb_suite.rfm import CollectiveCorrectnessBase, OsuCollectiveBase, site_offers
+from omb_suite.rfm import OsuCollectiveBase, site_offers
 from omb_suite.rfm.collective import CollectiveVerdict
-
-
-@rfm.simple_test
-class OsuCollectiveCorrectness(CollectiveCorrectnessBase):
-    """Every element of every size of the verdict collectives: right or wrong."""
-
-    #: Ranks: each partition's smallest (2) and largest (all its cores) scale.
-    scale = parameter(site_offers.verdict_scales())
-
-    #: Ranks fill cores in order.
-    mapping = parameter(['core'])
 
 
 @rfm.simple_test
@@ -43,7 +32,6 @@ class OsuCollective(CollectiveVerdict, OsuCollectiveBase):
     #: Ranks fill cores in order.
     mapping = parameter(['core'])
 
-    correctness = OsuCollectiveCorrectness
     tags = {'blocking', 'verdict'}
 
 
@@ -61,5 +49,4 @@ class OsuNonBlockingCollective(CollectiveVerdict, OsuCollectiveBase):
     #: Ranks fill cores in order.
     mapping = parameter(['core'])
 
-    correctness = OsuCollectiveCorrectness
     tags = {'nonblocking', 'verdict'}

@@ -44,12 +44,12 @@ def stock(where: Path, source: Path) -> None:
 
 
 def build_command(where: Path, source_name: str, program: str, compiler: str,
-                  flags: list[str]) -> str:
-    """The job's shell line: build ``program`` in ``where`` unless it is there; a failed
-    build stops the job saying so."""
+                  flags: list[str], libs: list[str] | None = None) -> str:
+    """The job's shell line: build ``program`` in ``where`` unless it is there (``libs``
+    linked after the source); a failed build stops the job saying so."""
     target = shlex.quote(str(where / program))
     partial = shlex.quote(str(where / f'.{program}.tmp')) + '.$$'
     compile_ = shlex.join([compiler, *flags, '-o']) + f' {partial} ' + \
-        shlex.quote(str(where / source_name))
+        shlex.join([str(where / source_name), *(libs or [])])
     return (f'[ -x {target} ] || {{ {compile_} && mv -f {partial} {target}; }} || '
             f'{{ echo "omb: building {program} in {where} failed" >&2; exit 1; }}')

@@ -1,7 +1,9 @@
-"""Read our correctness program (``job_sources/collective_check.c``): did the MPI library's
+"""Read our correctness check (``job_sources/collective_check.c``): did the MPI library's
 collectives compute the right data, every element of every message size?
 
-One launch of the program checks several collectives; rank 0 prints the library that ran
+The check runs as a program of its own or, preloaded into OSU (:data:`LIBRARY`), inside the
+launch that measures, on what :data:`ASK_VAR` names. It checks one or several collectives;
+rank 0 prints the library that ran
 (``COLLCHECK library <MPI_Get_library_version's first line>``), a ``COLLCHECK`` line per
 collective and ``COLLCHECK done ranks=N`` at the end. Anything else (no line for a collective
 asked for, no final line) is an incomplete run, never a pass.
@@ -16,6 +18,11 @@ from omb_suite import families
 
 PROGRAM = 'collective_check'
 SOURCE = 'collective_check.c'
+#: The check as a library preloaded into OSU, and the variable that says what it checks
+#: (``MAX_BYTES,NAME,...``, the program's arguments; commas, since ReFrame writes
+#: ``export VAR=value`` unquoted).
+LIBRARY = 'libcollective_check.so'
+ASK_VAR = 'OMB_COLLCHECK'
 #: The collectives the program can check (OSU program names).
 CHECKABLE = ('osu_allreduce', 'osu_bcast', 'osu_alltoall', 'osu_allgather', 'osu_reduce',
              'osu_barrier', 'osu_iallreduce', 'osu_gather', 'osu_scatter')
@@ -65,7 +72,9 @@ def parse(text: str, asked: list[str], ranks: int) -> dict[str, Verdict]:
     if missing or done is None:
         what = f'no verdict for {", ".join(missing)}' if missing else 'no final line'
         raise CorrectnessError(f'{PROGRAM} output is incomplete ({what}): it was cut off or '
-                               'crashed; see the job\'s stderr')
+                               'crashed, or (no COLLCHECK line at all) its library was not '
+                               'loaded into OSU (an OSU linked statically against MPI; '
+                               '-S validation=0 measures unchecked); see the job\'s stderr')
     if int(done[1]) != ranks:
         raise CorrectnessError(f'{PROGRAM} ran on {done[1]} ranks, the job has {ranks}')
     return {name: found[name] for name in asked}

@@ -18,12 +18,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from omb_suite import catalogue, correctness, osu_limits
+from omb_suite import catalogue, osu_limits
 
 PLAN_MARK = '# omb-plan:'
-#: Our collective correctness program (job_sources/collective_check.c): its first argument is
-#: the largest size, and each rank holds two buffers of that size per rank.
-CHECK_PROGRAM, CHECK_BUFFERS = correctness.PROGRAM, 2
 _PLAN = re.compile(r'^# omb-plan: benchmark=(\S+) ranks=(\d+) largest=(\d+|-) '
                    r'predicted_s=([\d.]+) limit_s=(\d+)', re.M)
 _SBATCH = re.compile(r'^#SBATCH --(ntasks|nodes|ntasks-per-node|time)=(\S+)', re.M)
@@ -147,11 +144,6 @@ def _audit_launch(run: Launch, bench: str, ranks: int, per_node: int, largest: s
         if node_memory and used > node_memory:
             bad.append(f'{run.benchmark}: {used / 2**30:.0f} GiB of buffers per node, the node '
                        f'has {node_memory / 2**30:.0f} GiB')
-    if run.benchmark == CHECK_PROGRAM and node_memory and run.options:
-        used = CHECK_BUFFERS * int(run.options[0]) * ranks * per_node
-        if used > node_memory:
-            bad.append(f'{CHECK_PROGRAM} {run.options[0]}: {used / 2**30:.0f} GiB of buffers '
-                       f'per node, the node has {node_memory / 2**30:.0f} GiB')
     if run.timeout_s is not None and run.timeout_s != limit:
         bad.append(f'timeout {run.timeout_s} s, the plan states {limit} s')
     if run.timeout_s is None and limit:

@@ -1,6 +1,14 @@
 /* collective_check MAX_BYTES NAME... : do the MPI library's collectives compute the right data?
  *
- * Part of the OMB regression suite (omb_suite.correctness). One launch checks every named
+ * Part of the OMB regression suite (omb_suite.correctness). Two builds of this file:
+ *  - the program (as above);
+ *  - with -DOMB_PRELOAD -shared -fPIC, a library loaded into the measured OSU program
+ *    (LD_PRELOAD, by the rank wrapper): its MPI_Init / MPI_Init_thread call the next ones
+ *    (a second preloaded library's, or the MPI library's) and then check what
+ *    $OMB_COLLCHECK=MAX_BYTES,NAME,... names, so the launch that measures a collective has
+ *    checked its results first, with no launch of its own. Nothing is measured meanwhile.
+ *
+ * One launch checks every named
  * collective (osu_allreduce, osu_bcast, osu_alltoall, osu_allgather, osu_reduce, osu_barrier,
  * osu_iallreduce, osu_gather, osu_scatter) for every message size OSU's sweep uses, from one
  * MPI_INT to MAX_BYTES per rank, twice each with new data, every element compared with what it
@@ -13,6 +21,8 @@
  * and a final "COLLCHECK done ranks=N", so a run that was cut off is told from one that
  * passed.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,11 +118,18 @@ static Errors total(Errors mine, int rank, int size) {
     return all;
 }
 
-int main(int argc, char **argv) {
+/* Elements per rank a buffer of this collective holds for count elements per message. */
+static long held(const char *name, long count, int size) {
+    int one = !strcmp(name, "osu_allreduce") || !strcmp(name, "osu_iallreduce") ||
+              !strcmp(name, "osu_reduce") || !strcmp(name, "osu_bcast") ||
+              !strcmp(name, "osu_barrier");
+    return one ? count : count * size;
+}
+
+static void run_checks(long max_bytes, int names, char **name) {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
     if (rank == 0) {  /* which library ran: the environment's, or one PATH/LD_LIBRARY_PATH chose */
         char version[MPI_MAX_LIBRARY_VERSION_STRING];
         int length;
@@ -120,39 +137,86 @@ int main(int argc, char **argv) {
         version[strcspn(version, "\n")] = '\0';
         printf("COLLCHECK library %s\n", version);
     }
-    if (argc < 3) {
-        if (rank == 0) fprintf(stderr, "usage: collective_check MAX_BYTES NAME...\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    long max_count = atol(argv[1]) / (long)sizeof(int);
+    long max_count = max_bytes / (long)sizeof(int);
     if (max_count < 1) max_count = 1;
-    int *send = malloc(sizeof(int) * max_count * size);
-    int *recv = malloc(sizeof(int) * max_count * size);
+    long most = 1;
+    for (int c = 0; c < names; c++)
+        if (held(name[c], max_count, size) > most) most = held(name[c], max_count, size);
+    int *send = malloc(sizeof(int) * most);
+    int *recv = malloc(sizeof(int) * most);
     if (!send || !recv) {
         fprintf(stderr, "collective_check: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
-    for (int c = 2; c < argc; c++) {
+    for (int c = 0; c < names; c++) {
         long count = 1, wrong_at = 0;
         Errors first = {0, 0, 0, 0};
         for (count = 1; count <= max_count; count *= 2) {
-            Errors e = total(check(argv[c], count, rank, size, send, recv), rank, size);
+            Errors e = total(check(name[c], count, rank, size, send, recv), rank, size);
             if (e.bad && !first.bad) { first = e; wrong_at = count; }
         }
         if (rank == 0) {
             if (first.bad)
                 printf("COLLCHECK %s wrong %ld elements at %ld B (first: element %ld is %d, "
-                       "not %d)\n", argv[c], first.bad, wrong_at * (long)sizeof(int),
+                       "not %d)\n", name[c], first.bad, wrong_at * (long)sizeof(int),
                        first.index, first.got, first.want);
             else
-                printf("COLLCHECK %s ok sizes=%ld-%ld\n", argv[c], (long)sizeof(int),
+                printf("COLLCHECK %s ok sizes=%ld-%ld\n", name[c], (long)sizeof(int),
                        (count / 2) * (long)sizeof(int));
             fflush(stdout);
         }
     }
-    if (rank == 0) printf("COLLCHECK done ranks=%d\n", size);
+    if (rank == 0) {
+        printf("COLLCHECK done ranks=%d\n", size);
+        fflush(stdout);
+    }
     free(send);
     free(recv);
+}
+
+#ifdef OMB_PRELOAD
+#define MAX_NAMES 16
+
+/* $OMB_COLLCHECK = MAX_BYTES,NAME,...: what to check (commas: a job script exports it
+ * unquoted); unset or empty: nothing. */
+static void check_from_env(void) {
+    const char *asked = getenv("OMB_COLLCHECK");
+    if (!asked || !*asked) return;
+    char text[1024], *name[MAX_NAMES], *save = NULL;
+    snprintf(text, sizeof text, "%s", asked);
+    char *max = strtok_r(text, ", ", &save);
+    int names = 0;
+    for (char *n; names < MAX_NAMES && (n = strtok_r(NULL, ", ", &save)) != NULL;)
+        name[names++] = n;
+    run_checks(atol(max), names, name);
+}
+
+typedef int (*init_fn)(int *, char ***);
+typedef int (*init_thread_fn)(int *, char ***, int, int *);
+
+int MPI_Init(int *argc, char ***argv) {
+    init_fn next = (init_fn)dlsym(RTLD_NEXT, "MPI_Init");
+    int err = next ? next(argc, argv) : PMPI_Init(argc, argv);
+    if (err == MPI_SUCCESS) check_from_env();
+    return err;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    init_thread_fn next = (init_thread_fn)dlsym(RTLD_NEXT, "MPI_Init_thread");
+    int err = next ? next(argc, argv, required, provided)
+                   : PMPI_Init_thread(argc, argv, required, provided);
+    if (err == MPI_SUCCESS) check_from_env();
+    return err;
+}
+#else
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    if (argc < 3) {
+        fprintf(stderr, "usage: collective_check MAX_BYTES NAME...\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    run_checks(atol(argv[1]), argc - 2, argv + 2);
     MPI_Finalize();
     return 0;
 }
+#endif

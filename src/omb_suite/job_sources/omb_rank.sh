@@ -15,7 +15,8 @@
 #   GPUBIND rank=R host=H visible=DEVICES device=D                    (stderr, one line)
 #
 # With --preload LIB it loads LIB into PROGRAM only (LD_PRELOAD exported just before exec, so
-# this shell and its helpers never load it): the MPI_T reader, linked with the MPI library.
+# this shell and its helpers never load it): our collective check, the MPI_T reader, linked
+# with the MPI library. Several --preload load in the order given.
 #
 # With --rank0-env VAR=VALUE it exports VAR=VALUE in rank 0 only: a library's verbose output
 # (OMPI_MCA_coll_base_verbose=9) proves the collective algorithm from one rank, so the output
@@ -49,7 +50,7 @@ printf 'PROBE rank=%s size=%s host=%s cpus=%s sockets=%s numa=%s\n' "${rank:-?}"
 preload=''
 while :; do
   case ${1:-} in
-  --preload) preload=$2; shift 2 ;;
+  --preload) preload=${preload:+$preload:}$2; shift 2 ;;
   --rank0-env)
     [ "${rank:-}" = 0 ] && export "$2"
     shift 2 ;;

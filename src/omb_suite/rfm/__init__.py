@@ -8,7 +8,6 @@ Imports flow one way: checks -> ``omb_suite.rfm`` -> the pure modules of ``omb_s
 from omb_suite.rfm import listing, reframe_speed
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.collective import OsuCollectiveBase
-from omb_suite.rfm.correctness import CollectiveCorrectnessBase
 from omb_suite.rfm.gpu import DeviceBuffers
 from omb_suite.rfm.multipair import (
     OsuCongestionBase,
@@ -23,7 +22,7 @@ from omb_suite.rfm.pt2pt import OsuPt2PtBase, PlacedPair
 from omb_suite.rfm.startup import OsuStartupBase
 
 __all__ = [
-    'CollectiveCorrectnessBase', 'DeviceBuffers', 'OsuCollectiveBase', 'OsuCongestionBase',
+    'DeviceBuffers', 'OsuCollectiveBase', 'OsuCongestionBase',
     'OsuLatencyMpBase', 'OsuMbwMrBase', 'OsuOneSidedBase', 'OsuPairsBase', 'OsuProcurementBase',
     'OsuPt2PtBase',
     'OsuRunBase', 'OsuStartupBase', 'PlacedPair', 'PlacementProbeBase', 'PlacementProbeBuild',

@@ -13,11 +13,10 @@ The child defines, as parameters: ``case`` ((benchmark, algorithm) pairs from
 - sanity: the evidence that the forced algorithm was in effect, the placement, a complete
   table.
 
-Correctness ("wrong results fail"): the verdict set's collectives depend on one run per
-environment, scale and mapping of our own check program (:mod:`omb_suite.rfm.correctness`),
-which checks every element of every size of every verdict collective in one launch; the
-exploration's forced algorithms each get a short ``-c`` run before their measurement
-(:class:`CollectiveSweep`).
+Correctness ("wrong results fail"): the verdict set's measured launch checks its own
+collective first, every element of every size, with our check preloaded into OSU
+(:mod:`omb_suite.rfm.correctness`); the exploration's forced algorithms each get a short
+``-c`` run before their measurement (:class:`CollectiveSweep`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from __future__ import annotations
 import reframe as rfm
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
-import reframe.utility.udeps as udeps
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
@@ -33,6 +31,7 @@ from omb_suite import algorithms as alg
 from omb_suite import catalogue, evidence, families, mpilib, parsing, placements, probe, topology
 from omb_suite.rfm import environ_facts, mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
+from omb_suite.rfm.correctness import CheckedInLaunch
 
 
 class CollectiveJob(OsuRunBase):
@@ -85,9 +84,9 @@ class OsuCollectiveBase(CollectiveJob):
     #: ``mpir:bcast:binomial``), ``None`` where nothing can be checked.
     algorithm_evidence = variable(str, type(None), value=None)
 
-    #: Check the collective's results (verdict set: a correctness run per environment,
-    #: scale and mapping it depends on; exploration: a short ``-c`` run before the
-    #: measurement). ``-S validation=0`` only measures.
+    #: Check the collective's results (verdict set: our check inside the measured launch,
+    #: before OSU measures; exploration: a short ``-c`` run before the measurement).
+    #: ``-S validation=0`` only measures.
     #: :type: :class:`bool` :default: ``True``
     validation = variable(typ.Bool, value=True, loggable=False)
 
@@ -244,19 +243,9 @@ class OsuCollectiveBase(CollectiveJob):
         """Children that check the results in the job itself say here whether they hold."""
 
 
-class CollectiveVerdict(rfm.RegressionTestPlugin):
+class CollectiveVerdict(CheckedInLaunch):
     """The verdict set: only the partition's smallest and largest scale (mapping ``core``),
-    the results checked by the child's ``correctness`` check (a class of the same file with
-    ``scale`` and ``mapping`` parameters) of the same environment, scale and mapping."""
-
-    @run_after('init')
-    def depend_on_correctness(self):
-        if not self.validation:
-            return
-        check = self.correctness
-        variants = check.get_variant_nums(scale=lambda s: s == self.scale,
-                                          mapping=lambda m: m == self.mapping)
-        self.depends_on(check.variant_name(variants[0]), udeps.by_case)
+    each launch checking its collective's results before it measures."""
 
     @run_after('setup')
     def only_end_scales(self):

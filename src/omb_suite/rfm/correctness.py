@@ -1,120 +1,105 @@
-"""Correctness of the verdict set's collectives: one launch of our own check program per
-environment, scale and mapping, which every verdict collective of that scale depends on.
+"""Correctness of the verdict set's collectives, checked inside the launch that measures them.
 
 OSU's ``-c`` cannot check the measured run without changing what it measures (it rewrites
 and checks the buffers around every timed call: 2-10x slower 64 KiB-1 MiB collectives here),
-so the check is its own run, once per session for each configuration the verdict set
-measures: the same library, default algorithms, rank count, mapping, launcher and the same
-sizes (one MPI_INT to the sweep's largest message), every element of every size compared
-with what it must be (``job_sources/collective_check.c``). A collective that computes wrong data
-fails its check here, and the measurement that depends on it fails with it.
+so our own check (``job_sources/collective_check.c``) does it first, in the same process: built
+as a library, the rank wrapper preloads it into OSU, and right after ``MPI_Init`` it runs the
+launch's collective at every size of the sweep (one MPI_INT to the largest the launch
+measures), twice with new data, every element compared with what it must be; then OSU
+measures. Same library, ranks, mapping, launcher and environment as the measurement, because
+it is the measurement's own launch. A collective that computes wrong data fails its test.
 
-The program is built by the job itself, once per partition, environment and content
-(:mod:`omb_suite.build_cache`), and reused by every later run: no build test per session.
+It was a launch of its own per environment, scale and mapping that every verdict collective
+depended on: 0.3 s of a three-test run on the 2-core VM, the one cost hpctestlib's
+``osu_run`` does not pay (docs/benchmarks.md). An OSU linked statically against MPI cannot
+take the library: no ``COLLCHECK`` output, and the test fails saying so.
+
+The library is built by the job itself, once per partition, environment and content
+(:mod:`omb_suite.build_cache`), and reused by every later run and test.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from reframe.core.builtins import run_before, sanity_function, variable
+import reframe as rfm
+from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from omb_suite import build_cache, catalogue, correctness, costmodel, osu_limits, probe
-from omb_suite.rfm.collective import CollectiveJob
-from omb_suite.rfm.cost import node_memory, partition_model
+from omb_suite import build_cache, correctness, probe
+from omb_suite.failures import failure_cause
 from omb_suite.setup.environs import repo_root
 
-#: How the program is compiled (the environment's MPI C compiler with these flags).
-CFLAGS = ['-O2']
+#: How the library is compiled (the environment's MPI C compiler with these flags).
+CFLAGS = ['-O2', '-DOMB_PRELOAD', '-shared', '-fPIC']
+#: Linked after the source: ``dlsym`` (in glibc itself from 2.34).
+LIBS = ['-ldl']
 
 
-class CollectiveCorrectnessBase(CollectiveJob):
-    """Every checkable collective of the verdict set, on ``scale`` ranks mapped by
-    ``mapping`` (the child's parameters), in one launch of our check program."""
-
-    benchmark = variable(str, value=correctness.PROGRAM)
-    tags = {'correctness', 'verdict'}
+class CheckedInLaunch(rfm.RegressionTestPlugin):
+    """The measured launch checks its own collective's results first (``validation`` on and
+    the collective one our check knows)."""
 
     #: Where built helper programs are kept between runs (on a file system the compute
     #: nodes see); ``''``: ``.omb/build-cache`` of the repository.
     #: :type: :class:`str` :default: ``''``
     build_cache = variable(str, value='', loggable=False)
 
-    @property
-    def checked(self) -> list[str]:
-        verdict = catalogue.verdict('collective') + catalogue.verdict('nonblocking')
-        return [name for name in verdict if name in correctness.CHECKABLE]
+    def checks_in_launch(self) -> bool:
+        return bool(self.validation) and self.benchmark in correctness.CHECKABLE
 
-    def build_place(self) -> Path:
-        """The cache directory of this program for this partition and environment (a
+    def check_place(self) -> Path:
+        """The cache directory of the library for this partition and environment (a
         listing computes it and writes nothing)."""
         env = self.current_environ
         identity = {'partition': self.current_partition.fullname, 'environ': env.name,
                     'modules': env.modules, 'env_vars': env.env_vars, 'extras': env.extras}
         cache = Path(self.build_cache or repo_root() / '.omb' / 'build-cache')
-        return build_cache.place(cache, self.source(), env.cc, CFLAGS, identity)
+        return build_cache.place(cache, self.check_source(), env.cc, CFLAGS + LIBS, identity)
 
-    def source(self) -> Path:
+    def check_source(self) -> Path:
         return Path(probe.source_dir()) / correctness.SOURCE
 
-    def program(self) -> str:
-        return str(self.build_place() / correctness.PROGRAM)
+    def check_largest(self) -> int:
+        """The largest size this launch measures (OSU's own cap at this rank count)."""
+        sizes = self.expected_sizes()
+        return max(sizes) if sizes else (self.sweep()[1] or 1)
 
     @run_before('run')
-    def build_unless_cached(self):
-        where = self.build_place()
+    def build_check_library(self):
+        if not self.checks_in_launch():
+            return
+        where = self.check_place()
         try:
-            build_cache.stock(where, self.source())
+            build_cache.stock(where, self.check_source())
         except OSError as err:
-            raise ReframeError(f'cannot keep {correctness.PROGRAM} in the build cache '
+            raise ReframeError(f'cannot keep {correctness.LIBRARY} in the build cache '
                                f'{where.parent} ({err}): give one the jobs can write and the '
                                'compute nodes see, -S build_cache=DIR') from None
         self.prerun_cmds = [*self.prerun_cmds, build_cache.build_command(
-            where, correctness.SOURCE, correctness.PROGRAM, self.current_environ.cc, CFLAGS)]
+            where, correctness.SOURCE, correctness.LIBRARY, self.current_environ.cc, CFLAGS,
+            LIBS)]
+        self.env_vars = {**self.env_vars,
+                         correctness.ASK_VAR: f'{self.check_largest()},{self.benchmark}'}
 
-    def largest(self) -> int:
-        """The sweep's largest size, but no larger than the measured alltoall runs at this
-        rank count: our program holds a message per rank for every collective (2 buffers of
-        largest x ranks), as OSU's alltoall does, so it takes OSU's cap and memory rule."""
-        asked = self.max_size or max(catalogue.get(n).max_size or 1 for n in self.checked)
-        per_node = self.num_tasks_per_node or max(1, self.num_tasks // max(1, self.num_nodes))
-        plan = osu_limits.plan_sweep('osu_alltoall', self.num_tasks, 1, asked,
-                                     user_mem_limit=None, ranks_per_node=per_node,
-                                     node_memory=node_memory(self))
-        return plan.sizes[-1] if plan.sizes else asked
+    def wrapper_options(self) -> list[str]:
+        preload = (['--preload', str(self.check_place() / correctness.LIBRARY)]
+                   if self.checks_in_launch() else [])
+        return [*preload, *super().wrapper_options()]
 
-    def osu_options(self) -> list[str]:
-        return [str(self.largest()), *self.checked]
-
-    def sweep_plan(self):
-        """Not an OSU sweep: nothing to plan (its memory: see docs/systems.md)."""
-        return None
-
-    def prediction(self, model: costmodel.PerfModel | None = None) -> costmodel.Prediction:
-        """One call of each checked collective per size, in one launch."""
-        sizes = osu_limits.sizes_between(4, self.largest())
-        parts = [costmodel.predict(name, sizes, self.job_shape(), model or partition_model(self),
-                                   warmup=0, iterations=1) for name in self.checked]
-        return costmodel.combine(parts)
-
-    @sanity_function
-    def validate(self):
-        stderr = self.read_output(self.stderr.evaluate())
-        self.verify_placement(stderr)
+    def check_results(self) -> None:
+        if not self.checks_in_launch():
+            return
         stdout = self.read_output(self.stdout.evaluate())
         other = correctness.other_library(correctness.library_ran(stdout), self.mpi_family,
                                           self.mpi_version)
         if other:
             raise SanityError(other)
         try:
-            verdicts = correctness.parse(stdout, self.checked, self.num_tasks)
+            verdicts = correctness.parse(stdout, [self.benchmark], self.num_tasks)
         except correctness.CorrectnessError as err:
-            raise SanityError(str(err)) from None
+            cause = failure_cause(self.read_output(self.stderr.evaluate()), stdout)
+            raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
         wrong = correctness.wrong(verdicts)
         if wrong:
             raise SanityError(f'the MPI library computed wrong results: {wrong}')
-        return True
-
-    def performance_variables(self) -> dict:
-        return {}
