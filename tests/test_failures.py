@@ -2,7 +2,7 @@
 
 from testdata import DATA, real_output
 
-from omb_suite.failures import failure_cause
+from omb_suite.failures import failure_cause, with_cause
 
 
 def test_real_node_failure_names_the_node():
@@ -28,3 +28,12 @@ def test_real_peer_disconnect_names_the_peer_host():
 
 def test_clean_output_has_no_cause():
     assert failure_cause(real_output(DATA / 'osu' / 'ompi_osu_latency_default.txt')) is None
+
+
+def test_real_rank_crash_under_open_mpi_names_the_signal():
+    # a non-CUDA-aware Open MPI 5 handed device buffers (H100, tests/data/gpu/README.md)
+    err = real_output(DATA / 'gpu' / 'h100_openmpi-5.0.11_osu-7.3_latency_DD_rfm_job.err')
+    assert failure_cause(err) == 'rank crashed: [vm:09913] Signal: Segmentation fault (11)'
+    assert with_cause('ranks share a GPU', err) == (
+        'ranks share a GPU [job: rank crashed: [vm:09913] Signal: Segmentation fault (11)]')
+    assert with_cause('no table', 'clean\n') == 'no table'

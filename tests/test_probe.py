@@ -71,6 +71,15 @@ def test_gpu_bindings_in_the_observed_placement():
     assert probe.observed(places, bindings) == 'n1:cpu0/s0/n0/gpu0;n1:cpu8/s0/n1/gpu3'
 
 
+def test_real_gpu_node_two_ranks_one_gpu_share_it():
+    """One H100, two ranks: the wrapper reports GPU 0 for both, and the rule refuses it."""
+    err = real_output(DATA / 'gpu' / 'h100_openmpi-5.0.11_osu-7.3_latency_DD_rfm_job.err')
+    places, bindings = probe.parse_probe(err, 2), probe.parse_bindings(err)
+    assert [(b.rank, b.visible, b.device) for b in bindings] == [(0, '0', '0'), (1, '0', '0')]
+    with pytest.raises(probe.WrongPlacement, match='ranks 0 and 1 share GPU 0 on vm'):
+        probe.verify_gpus(bindings, places)
+
+
 def _launch(launcher: str, *args: str) -> subprocess.CompletedProcess:
     if not shutil.which(launcher):
         pytest.skip(f'{launcher} not installed')

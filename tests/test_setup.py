@@ -7,6 +7,7 @@ Debian 12, in tests/data/mpi) so the test controls which MPIs exist.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -31,11 +32,13 @@ def debian(tmp_path: Path, monkeypatch) -> Path:
     return debian_machine(tmp_path, monkeypatch)
 
 
-def fake_osu(prefix: Path, version: str) -> Path:
-    """An OSU install whose osu_latency carries the banner string a real build compiles in."""
+def fake_osu(prefix: Path, version: str, needed: bytes = b'libmpi.so.40') -> Path:
+    """An OSU install whose osu_latency carries the banner string a real build compiles in
+    and, like a real program's dynamic section, the names of the libraries it links."""
     exe = prefix / cli.OSU_MPI_DIR / 'pt2pt' / 'osu_latency'
     exe.parent.mkdir(parents=True)
-    exe.write_bytes(b'\x7fELF...# OSU MPI%s Latency Test v' + version.encode() + b'\x00')
+    exe.write_bytes(b'\x7fELF...' + needed + b'\x00# OSU MPI%s Latency Test v' +
+                    version.encode() + b'\x00')
     return prefix
 
 
@@ -106,6 +109,29 @@ def test_osu_root_per_family_sets_osu_feature(checkout, debian, tmp_path, capsys
     assert entries['system-openmpi']['osu_root'] is None
     assert 'osu' in environs.features(entries['system-mpich'])
     assert 'no OSU Micro-Benchmarks found' not in capsys.readouterr().out
+
+
+def test_cuda_feature_says_osu_was_built_with_cuda_whatever_the_mpi(checkout, debian,
+                                                                     tmp_path):
+    """Debian's MPIs are not CUDA-aware; an OSU built with CUDA on one still gets +cuda, so
+    its device-buffer cases exist and are skipped with the probe's evidence, not hidden."""
+    cuda_osu = fake_osu(tmp_path / 'osu-cuda', '7.3', b'libmpi.so.40\x00libcudart.so.13')
+    registry = checkout / 'environments.json'
+    cli.main(['--repo', str(checkout), '--no-spack', '--registry', str(registry),
+              '--osu-root', f'openmpi={cuda_osu}'])
+    entries = {e['name']: e for e in json.loads(registry.read_text())['environments']}
+    assert entries['system-openmpi']['cuda'] is True
+    assert entries['system-openmpi']['rocm'] is False
+    assert 'cuda' in environs.features(entries['system-openmpi'])
+    assert entries['system-mpich']['cuda'] is False  # no OSU at all
+
+
+def test_a_real_host_build_of_osu_is_not_a_gpu_build():
+    root = Path(os.environ.get('OSU_ROOT', '/nonexistent'))
+    if not (root / cli.OSU_MPI_DIR / 'pt2pt' / 'osu_latency').is_file():
+        pytest.skip('OSU_ROOT names no OSU build (tests/registered_osu.py)')
+    assert not cli.osu_gpu(root, 'cuda') and not cli.osu_gpu(root, 'rocm')
+    assert not cli.osu_gpu(None, 'cuda')
 
 
 @pytest.mark.parametrize(('value', 'expected'), [

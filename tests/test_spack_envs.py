@@ -10,6 +10,7 @@ concretizing each environment (CPU ones on site ``local``, CUDA ones on
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -89,6 +90,25 @@ def test_recipe_is_ruff_clean(recipe):
         [ruff, 'check', '--no-force-exclude', '--config', "lint.isort.known-first-party=['spack']",
          '--config', "lint.isort.known-third-party=['spack_repo']", str(recipe)],
         capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize('version', ['7.2', '7.3'])
+def test_cuda13_patch_applies_to_the_releases_it_is_declared_for(version, tmp_path):
+    """The recipe's patch(..., when='@7.2:7.3 +cuda ^cuda@13:') applies to OSU's own tarballs
+    (from the source mirror, by the recipe's sha256); that it then compiles and runs with
+    CUDA 13.0 was seen on an H100 (docs/gpu-and-procurement.md)."""
+    text = RECIPE.read_text()
+    patch_name = re.search(r'patch\("([^"]+)", when="@7\.2:7\.3 \+cuda \^cuda@13:"\)', text)[1]
+    sha = re.search(rf'version\("{re.escape(version)}", sha256="([0-9a-f]+)"\)', text)[1]
+    mirror = os.environ.get('OMB_SPACK_MIRROR', '')
+    tarball = Path(mirror, '_source-cache', 'archive', sha[:2], f'{sha}.tar.gz')
+    if not mirror or not tarball.is_file():
+        pytest.skip(f'no OSU {version} tarball in $OMB_SPACK_MIRROR (docs/spack.md)')
+    subprocess.run(['tar', 'xzf', str(tarball), '-C', str(tmp_path)], check=True)
+    done = subprocess.run(['patch', '-p1', '--dry-run', '-i', str(RECIPE.parent / patch_name)],
+                          cwd=tmp_path / f'osu-micro-benchmarks-{version}',
+                          capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

@@ -17,8 +17,16 @@ _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ('cancelled', r'\*\*\* (?:STEP|JOB) \S+ ON (?P<node>\S+) CANCELLED'),
         ('peer lost', r'Peer host:\s+(?P<node>\S+)'),
         ('task killed', r'srun: error: (?P<node>[^:\s]+): tasks? [\d,-]+: (?:Killed|Terminated)'),
+        # Open MPI's own signal handler in the rank: '[vm:09913] Signal: Segmentation fault (11)'
+        ('rank crashed', r'^\[(?P<node>[^:\]]+):\d+\] Signal: .*'),
         ('launcher error', r'^(?:mpirun|mpiexec|srun): (?:error|Error).*'),
     ))
+
+
+def with_cause(message: str, *texts: str) -> str:
+    """``message``, followed by ``[job: <cause>]`` when the outputs name why the job died."""
+    cause = failure_cause(*texts)
+    return message + (f' [job: {cause}]' if cause else '')
 
 
 def failure_cause(*texts: str) -> str | None:

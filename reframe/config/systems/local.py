@@ -1,12 +1,17 @@
 """``local``: any Linux machine, ranks started with ``mpirun`` on this host.
 
 The processor topology (sockets, cores, NUMA nodes) is detected when the configuration
-is loaded, with ReFrame's own detection; nothing is typed in.
+is loaded, with ReFrame's own detection; nothing is typed in. So are NVIDIA GPUs
+(``nvidia-smi``): where there are some, the partition has feature ``gpu`` and their
+``devices`` entry, and the device-buffer and GPU procurement cases run here.
 """
 
 from reframe.utility.cpuinfo import cpuinfo
 
+from omb_suite import host_gpus
 from omb_suite.setup.environs import detected_modules_system
+
+_GPUS = host_gpus.detect()
 
 system = {
     'name': 'local',
@@ -22,7 +27,8 @@ system = {
             'scheduler': 'local',
             'launcher': 'mpirun',
             'processor': cpuinfo(),
-            'features': ['cpu'],
+            'features': ['cpu', *(['gpu'] if _GPUS else [])],
+            'devices': _GPUS,
             'max_jobs': 1,
             'env_vars': [
                 ['OMPI_ALLOW_RUN_AS_ROOT', '1'],

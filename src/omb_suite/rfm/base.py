@@ -25,7 +25,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from omb_suite import binaries, catalogue, curvelog, parsing, probe
-from omb_suite.failures import failure_cause
+from omb_suite.failures import with_cause
 from omb_suite.placements import Placing
 from omb_suite.rfm import environ_facts, mv2, references
 from omb_suite.rfm.cost import ScaleAware
@@ -255,8 +255,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
             self.placement_observed = probe.observed(places)
             self.check_placement(places)
         except (probe.ProbeError, probe.WrongPlacement) as err:
-            cause = failure_cause(stderr)
-            raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
+            raise SanityError(with_cause(str(err), stderr)) from None
 
     @sanity_function
     def validate(self):
@@ -276,9 +275,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
             self.accept_hang_after_result(stopped, whole_result=table is not None)
         self.verify_placement(stderr)
         if table is None:
-            cause = failure_cause(stderr, text)
-            raise SanityError(f'{self.benchmark}: {problem}' +
-                              (f' [job: {cause}]' if cause else ''))
+            raise SanityError(with_cause(f'{self.benchmark}: {problem}', stderr, text))
         self.osu_table = table
         if self.osu_table.version:
             self.osu_version = self.osu_table.version

@@ -21,6 +21,7 @@ from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
 from omb_suite import mpilib, probe
+from omb_suite.failures import with_cause
 from omb_suite.rfm import environ_facts
 
 
@@ -97,5 +98,5 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
         try:
             probe.verify_gpus(bindings, places)
         except probe.WrongPlacement as err:
-            raise SanityError(str(err)) from None
+            raise SanityError(with_cause(str(err), stderr)) from None
         self.placement_observed = probe.observed(places, bindings)

@@ -24,6 +24,7 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from omb_suite import parsing, probe
+from omb_suite.failures import with_cause
 from omb_suite.rfm.gpu import DeviceBuffers
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 
@@ -126,7 +127,8 @@ class OsuProcurementBase(DeviceBuffers, OsuPt2PtBase):
             probe.verify_gpus(probe.parse_bindings(err), places)
             table = parsing.parse_osu_output(out, expect_sizes=[self.size()])
         except (probe.ProbeError, probe.WrongPlacement, parsing.OsuParseError) as exc:
-            raise SanityError(f'{self.benchmark} on GPUs {devices}: {exc}') from None
+            raise SanityError(with_cause(f'{self.benchmark} on GPUs {devices}: {exc}', err)) \
+                from None
         return float(table.value(METRIC[self.benchmark], self.size()))
 
     def _worst(self) -> float:

@@ -126,14 +126,32 @@ def detect_mpi(repo: Path, family: str) -> dict[str, Any] | None:
             'prefix': str(shim) if shim else str(bindir.parent), 'device': device}
 
 
+def osu_latency_bytes(root: Path) -> bytes:
+    """The ``osu_latency`` program under ``root`` (empty when unreadable)."""
+    try:
+        return (root / OSU_MPI_DIR / 'pt2pt' / 'osu_latency').read_bytes()
+    except OSError:
+        return b''
+
+
 def osu_version(root: Path) -> str | None:
     """OSU release compiled into osu_latency's banner ('# OSU MPI%s Latency Test v7.4')."""
-    try:
-        data = (root / OSU_MPI_DIR / 'pt2pt' / 'osu_latency').read_bytes()
-    except OSError:
-        return None
-    match = re.search(rb'Latency Test v(\d+(?:\.\d+)+)', data)
+    match = re.search(rb'Latency Test v(\d+(?:\.\d+)+)', osu_latency_bytes(root))
     return match[1].decode() if match else None
+
+
+#: The runtime library a GPU build of OSU links (OSU's configure.ac: ``--enable-cuda`` links
+#: ``-lcudart``, ``--enable-rocm`` ``-lamdhip64``), named in the program's dynamic section.
+GPU_RUNTIMES = {'cuda': b'libcudart.so', 'rocm': b'libamdhip64.so'}
+
+
+def osu_gpu(root: Path | None, kind: str) -> bool:
+    """Whether the OSU under ``root`` was built for ``kind`` (``cuda``, ``rocm``): the
+    environment's ``+cuda``/``+rocm``, so that its device-buffer cases exist. Whether its MPI
+    takes device buffers is asked before each such case, which is skipped with the evidence
+    when not (omb_suite.rfm.gpu): an OSU built with CUDA on an MPI without shows as skipped
+    cases, not as none."""
+    return root is not None and GPU_RUNTIMES[kind] in osu_latency_bytes(root)
 
 
 def check_osu_root(text: str, origin: str) -> Path:
@@ -153,7 +171,8 @@ def system_entry(mpi: dict[str, Any], osu_root: Path | None,
         'mpi_family': mpi['family'],
         'mpi_version': mpi['version'], 'osu_root': str(osu_root) if osu_root else None,
         'osu_version': osu_version(osu_root) if osu_root else None,
-        'cuda': mpi['cuda'], 'rocm': False, 'path': [mpi['bin']], 'env_vars': {},
+        'cuda': osu_gpu(osu_root, 'cuda'), 'rocm': osu_gpu(osu_root, 'rocm'),
+        'path': [mpi['bin']], 'env_vars': {},
         'source': source, 'spack_env': None, 'spack_lock': None,
         'osu_spec': None, 'mpi_spec': None,
     }

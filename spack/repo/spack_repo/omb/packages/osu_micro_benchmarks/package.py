@@ -17,6 +17,7 @@ tests/test_spack_concretize.py check that through Spack. Differences:
 * ``xccl``: the NCCL/RCCL benchmarks, opt-in (v2025.11.0 has no such variant; later builtin
   releases build them by default, pulling NCCL into every CUDA build);
 * ``+cuda`` links against the CUDA driver stubs, so it builds on nodes without a driver;
+* ``+cuda`` 7.2 and 7.3 build with CUDA 13 (a patch: CUDA 13 changed cudaMemPrefetchAsync);
 * version 7.5.2;
 * stand-alone tests (``spack test run osu-micro-benchmarks``);
 * no ``maintainers``: builtin's (the OSU developers) do not maintain this copy; questions
@@ -39,6 +40,7 @@ from spack.package import (
     depends_on,
     join_path,
     license,
+    patch,
     requires,
     variant,
     version,
@@ -124,6 +126,11 @@ class OsuMicroBenchmarks(AutotoolsPackage, CudaPackage, ROCmPackage):
     depends_on("rccl", when="+rocm +xccl")
 
     conflicts("+cuda", when="+rocm", msg="OSU is built for one GPU runtime at a time")
+    # CUDA 13 replaced cudaMemPrefetchAsync(ptr, size, device, stream) with a form taking a
+    # cudaMemLocation and flags (CUDA 13.0 cuda_runtime_api.h); OSU 7.2 and 7.3 call the old
+    # one and do not compile (seen with CUDA 13.0 on an H100, docs/gpu-and-procurement.md).
+    # 7.4 and later were not checked against CUDA 13.
+    patch("osu-7.2-cuda13-prefetch.patch", when="@7.2:7.3 +cuda ^cuda@13:")
     requires(
         *(f"^[virtuals=mpi] {mpi}" for mpi in CUDA_AWARE_MPIS),
         policy="one_of",
