@@ -45,3 +45,34 @@ def test_any_other_deprecation_still_warns():
         with pytest.warns(ReframeDeprecationWarning, match='old variable'):
             variables.user_deprecation_warning('old variable')
 
+
+
+def test_records_no_handler_writes_are_not_built(tmp_path):
+    """ReFrame's logger takes its most verbose handler's level: a debug record, which a
+    'verbose' file and an 'info' console would drop, is never built (its check's loggable
+    variables never read), while a verbose one still is."""
+    import logging
+
+    import reframe.core.logging as rfm_logging
+
+    logger = rfm_logging.Logger('omb-test')
+    for level in ('verbose', 'info'):
+        handler = logging.FileHandler(tmp_path / f'{level}.log')
+        handler.setLevel(level)
+        logger.addHandler(handler)
+    adapter = rfm_logging.LoggerAdapter(logger)
+    built = []
+    adapter.process = lambda msg, kwargs: (built.append(msg), (msg, kwargs))[1]
+    assert reframe_speed.skip_unwritten_records(adapter)
+    adapter.debug('dropped by every handler')
+    adapter.verbose('kept by the file')
+    assert built == ['kept by the file']
+    # ReFrame's default debug2 file: every record is written, so every record is built
+    handler = logging.FileHandler(tmp_path / 'debug2.log')
+    handler.setLevel('debug2')
+    logger.addHandler(handler)
+    logger.setLevel('verbose')
+    assert not reframe_speed.skip_unwritten_records(adapter)
+    logger.setLevel('debug2')
+    adapter.debug('written to the debug2 file')
+    assert built[-1] == 'written to the debug2 file'

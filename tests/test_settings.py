@@ -4,6 +4,7 @@ through ReFrame's own ``--show-config``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -52,3 +53,25 @@ def test_settings_registers_the_record_launchers_without_the_suites_reframe_laye
     layer, commands = out.stdout.splitlines()[-2:]
     assert layer == '[]'
     assert commands == 'jsrun flux run mpiexec'
+
+
+def log_file_level(**env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([REFRAME, '-C', SETTINGS, '--system', 'local', '--show-config',
+                           'logging/0/handlers'], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def test_reframes_log_file_keeps_what_each_test_did_and_debug2_on_request():
+    """ReFrame's own log at 'verbose' (its default debug2 built ~200 records per test), and
+    OMB_REFRAME_LOG brings debug2 back; a level ReFrame does not know is an error saying so."""
+    def level(**env: str) -> str:
+        out = log_file_level(**env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        (handler,) = json.loads(out.stdout[out.stdout.index('['):])
+        return handler['level']
+
+    assert level() == 'verbose'
+    assert level(OMB_REFRAME_LOG='debug2') == 'debug2'
+    out = log_file_level(OMB_REFRAME_LOG='loud')
+    assert out.returncode != 0
+    assert "OMB_REFRAME_LOG='loud' is no ReFrame log level" in out.stdout + out.stderr

@@ -42,6 +42,10 @@ ENVIRONMENTS = environs.reframe_environments()
 #: cost of building ~200 records per test (docs/benchmarks.md). ``OMB_REFRAME_LOG=debug2``
 #: brings them back.
 REFRAME_LOG_LEVEL = os.environ.get('OMB_REFRAME_LOG', 'verbose')
+_LEVELS = ('critical', 'error', 'warning', 'info', 'verbose', 'debug', 'debug2')
+if REFRAME_LOG_LEVEL not in _LEVELS:
+    raise ValueError(f'OMB_REFRAME_LOG={REFRAME_LOG_LEVEL!r} is no ReFrame log level: use one '
+                     f'of {", ".join(_LEVELS)} (debug2 is ReFrame\'s own default)')
 
 
 def _sibling(name: str):

@@ -74,10 +74,11 @@ def safe_load(stream: str | IO) -> Any:
     return yaml.load(stream, Loader=yaml.CSafeLoader)
 
 
-def skip_unwritten_records() -> bool:
-    """Give ReFrame's logger its most verbose handler's level (``True`` where that raised it):
-    what ``-v`` asked of the console is kept, since the handlers' levels are already set."""
-    logger = getattr(rfm_logging.getlogger(), 'logger', None)
+def skip_unwritten_records(adapter: Any = None) -> bool:
+    """Give ReFrame's logger (that of ``adapter``, default ReFrame's own) its most verbose
+    handler's level (``True`` where that raised it): what ``-v`` asked of the console is
+    kept, since the handlers' levels are already set when the checks load."""
+    logger = getattr(adapter or rfm_logging.getlogger(), 'logger', None)
     if not isinstance(logger, logging.Logger) or not logger.handlers:
         return False
     lowest = min(handler.level for handler in logger.handlers)
