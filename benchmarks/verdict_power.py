@@ -17,7 +17,7 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
     python benchmarks/verdict_power.py predict SYSTEM
         Only the prediction for SYSTEM (the default run ends with it for --predict).
     python benchmarks/verdict_power.py measure OUT.json [--reps 12] [--osu VIEW]
-        Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks) at 3-100 % of OSU's
+        Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks) at 1-100 % of OSU's
         default counts, small (1 B-1 KiB) and large (64 KiB-4 MiB) sizes as separate launches,
         the cases shuffled within each repetition: the data the exponents are fitted from.
     python benchmarks/verdict_power.py fit OUT.json
@@ -52,11 +52,11 @@ from omb_suite.parsing import parse_osu_output
 
 REPO = Path(__file__).resolve().parents[1]
 TREND = REPO / 'tests' / 'review' / 'data' / 'trend'
-SPREAD = REPO / 'tests' / 'data' / 'iterations' / 'osu73_openmpi_spread.json'
+SPREAD = REPO / 'tests' / 'data' / 'iterations' / 'osu73_openmpi_spread_quiet.json'
 VIEW = REPO / 'spack' / 'environments' / 'openmpi' / '.spack-env' / 'view'
 PROGRAMS = ('osu_latency', 'osu_bw', 'osu_allreduce')
 RANGES = {'small': (1, 1024), 'large': (65536, 4194304)}
-FRACTIONS = (0.03, 0.1, 0.3, 1.0)
+FRACTIONS = (0.01, 0.03, 0.1, 0.3, 1.0)
 
 
 def measure(out: Path, reps: int, view: Path) -> None:

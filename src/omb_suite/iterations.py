@@ -17,7 +17,8 @@ or, where even OSU's defaults cannot, loses at most ``power_loss`` of the defaul
   ``threshold`` (one half for a step equal to it, whatever ``s``).
 - OSU applies one ``-i``/``-x`` to every size (``set_num_iterations``): the count is chosen
   for the sweep, then kept only if the cost model says it is cheaper than OSU's defaults.
-- No counts below the measured range (``lowest_fraction`` of OSU's default at every size).
+- No counts below the measured range (``lowest_fraction`` of OSU's default at every size,
+  and at least ``lowest_iterations``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Goal:
     baseline: int
     min_history: int
     lowest_fraction: float
+    lowest_iterations: int
 
 
 @cache
@@ -176,7 +178,7 @@ def _need(benchmark: str, size: int, s_default: float, g: Goal, beta: float
     default = osu_limits.loop(benchmark, [size])[0][2]
     p_default = power(s_default, g)
     wanted = min(g.power, p_default - g.power_loss)
-    floor = g.lowest_fraction * default
+    floor = max(g.lowest_iterations, g.lowest_fraction * default)
     needed = spread_needed(wanted, g)
     if wanted <= 0 or s_default == 0 or beta == 0 or needed == math.inf:
         return floor, p_default
