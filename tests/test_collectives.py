@@ -228,13 +228,18 @@ def test_dry_run_sets_exact_environment_per_family_and_algorithm(tmp_path, regis
     assert '-DOMB_PRELOAD -shared -fPIC' in reduce
     # no correctness run of its own
     assert not [k for k in job_scripts(tmp_path) if 'Correctness' in k]
-    # the exploration's forced algorithms: a short -c run, then the measurement
+    # the exploration's forced algorithms: our check inside the measured launch where it
+    # knows the collective (the forced algorithm is the process's)...
     (chain,) = [s for s in _scripts(tmp_path, 'test-openmpi', 'osu_bcast')
                 if 'bcast_algorithm=2' in s]
-    first, second = launcher_lines(chain, 'mpirun')
-    assert first.endswith('osu_bcast -f -m 1024 -x 10 -i 100 -c -x 2 -i 10 > validation.out '
+    (only,) = launcher_lines(chain, 'mpirun')
+    assert only == launch_line(chain, 'osu_bcast') and '--preload ' in only
+    assert 'export OMB_COLLCHECK=1024,osu_bcast' in chain
+    # ... else a short -c run, then the measurement
+    first, second = launcher_lines(ibcast, 'mpirun')
+    assert first.endswith('osu_ibcast -f -m 1024 -x 10 -i 100 -c -x 2 -i 10 > validation.out '
                           '2> validation.err')
-    assert second == launch_line(chain, 'osu_bcast')
+    assert second == launch_line(ibcast, 'osu_ibcast') and '--preload' not in second
     # the sweep leaves what the verdict set measures to it
     assert 'measured by the verdict set' in out.stdout
 
@@ -383,6 +388,27 @@ def test_wrong_results_fail_the_measurement(tmp_path):
 
 @pytest.mark.e2e
 @needs_osu()
+def test_wrong_results_fail_a_forced_algorithm_in_its_own_launch(tmp_path):
+    """The exploration: the same corrupted MPI_Allreduce under a forced algorithm is found by
+    the check inside the measured launch (no OSU -c run for a collective our check knows),
+    and the failure names the algorithm."""
+    lib = tmp_path / 'libcorrupt.so'
+    subprocess.run(['mpicc', '-shared', '-fPIC', '-o', str(lib),
+                    str(DATA / 'defects' / 'corrupt_allreduce.c')], check=True)
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
+         'env_vars': {'LD_PRELOAD': str(lib)}, 'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', *SHORT, '-n',
+                      'OsuCollectiveSweep%case=osu_allreduce/ring%', '-E', 'scale == 2',
+                      '-S', 'max_size=1024', '-r', registry=registry, checks=(SWEEP,))
+    assert out.returncode != 0
+    assert ('the MPI library computed wrong results with the ring algorithm: osu_allreduce '
+            'wrong 2 elements at 8 B') in out.stdout, out.stdout[-3000:]
+    assert not list((tmp_path / 'rfm').rglob('validation.out'))
+
+
+@pytest.mark.e2e
+@needs_osu()
 def test_a_failed_osu_check_fails_a_sweep_case(tmp_path):
     """OSU 7.4's own -c check of MPI_CHAR sums fails from 16 B (it expects (7 * v) % 256 per
     rank): with -S datatype=mpi_char it stands in for an algorithm with wrong results."""
@@ -399,9 +425,10 @@ def test_osus_size_cap_warning_stays_out_of_the_correctness_table(tmp_path):
     """OSU warns "Limiting max message size" on stderr, unbuffered, while its table goes to a
     buffered stdout: with both in one file the warning landed inside the table's first row and
     the sweep failed as 'computed wrong results' (found at 32 ranks oversubscribed, -M 1 MiB).
-    Here -M 1 MiB (OSU's floor) at 4 ranks caps osu_allgather at 256 KiB: it passes, the cap
+    Here -M 1 MiB (OSU's floor) at 4 ranks caps osu_allgatherv (checked by OSU's -c: our
+    check does not know it) at 256 KiB: it passes, the cap
     reported."""
-    out = _run_local(tmp_path, '-n', 'osu_allgather/default%', '-E', 'scale == 4',
+    out = _run_local(tmp_path, '-n', 'osu_allgatherv/default%', '-E', 'scale == 4',
                      '-S', 'max_size=1048576', '-S', 'extra_opts=-M,1048576',
                      '-S', 'oversubscribe=2', checks=(SWEEP,))
     assert out.returncode == 0, out.stdout[-4000:]

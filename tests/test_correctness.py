@@ -5,6 +5,7 @@ the program itself against a corrupted MPI_Allreduce."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -12,7 +13,7 @@ import pytest
 from rfm_helpers import MPICH, OPENMPI
 from testdata import DATA, real_output
 
-from omb_suite import correctness, probe
+from omb_suite import correctness, mpit, probe
 
 VERDICT = ['osu_allreduce', 'osu_bcast', 'osu_alltoall', 'osu_allgather', 'osu_reduce',
            'osu_barrier', 'osu_iallreduce']
@@ -74,3 +75,33 @@ def test_program_builds_and_passes_with_mpich(tmp_path):
                          capture_output=True, text=True, timeout=120)
     verdicts = correctness.parse(out.stdout, list(correctness.CHECKABLE), 2)
     assert correctness.wrong(verdicts) is None, out.stderr
+
+
+@pytest.mark.skipif(not (MPICH and shutil.which('mpicc.mpich')), reason='Debian MPICH missing')
+def test_the_preloaded_check_runs_after_init_and_chains_with_the_mpit_reader(tmp_path):
+    """The library build of the check (-DOMB_PRELOAD), preloaded before our MPI_T reader into a
+    program that only calls MPI_Init and MPI_Finalize (the reader's stand-in for OSU): the
+    check runs what OMB_COLLCHECK names, and the reader, whose MPI_Init the check's calls
+    next, still reports (its 'MPIT done' lines), under real MPICH."""
+    src = probe.source_dir()
+    lib, reader, prog = (tmp_path / 'libcheck.so', tmp_path / 'libreader.so',
+                         tmp_path / 'prog')
+    subprocess.run(['mpicc.mpich', '-O2', '-Wall', '-Werror', '-DOMB_PRELOAD', '-shared',
+                    '-fPIC', '-o', str(lib), os.path.join(src, correctness.SOURCE), '-ldl'],
+                   check=True)
+    subprocess.run(['mpicc.mpich', '-O2', '-shared', '-fPIC', '-o', str(reader),
+                    os.path.join(src, mpit.READER_SOURCE)], check=True)
+    (tmp_path / 'prog.c').write_text('#include <mpi.h>\nint main(int c, char **v) '
+                                     '{ MPI_Init(&c, &v); MPI_Finalize(); return 0; }\n')
+    subprocess.run(['mpicc.mpich', '-o', str(prog), str(tmp_path / 'prog.c')], check=True)
+    out = subprocess.run(['mpirun.mpich', '-np', '2', '-env', 'LD_PRELOAD', f'{lib}:{reader}',
+                          '-env', correctness.ASK_VAR, '4096,osu_allreduce,osu_bcast',
+                          str(prog)], capture_output=True, text=True, timeout=120)
+    verdicts = correctness.parse(out.stdout, ['osu_allreduce', 'osu_bcast'], 2)
+    assert correctness.wrong(verdicts) is None, out.stderr
+    assert 'COLLCHECK osu_allreduce ok sizes=4-4096' in out.stdout
+    assert len(re.findall(r'^MPIT done rank=\d', out.stdout, re.M)) == 2, out.stdout
+    # without the variable the library checks nothing (a program of another test)
+    quiet = subprocess.run(['mpirun.mpich', '-np', '2', '-env', 'LD_PRELOAD', str(lib),
+                            str(prog)], capture_output=True, text=True, timeout=120)
+    assert quiet.returncode == 0 and 'COLLCHECK' not in quiet.stdout

@@ -13,10 +13,11 @@ The child defines, as parameters: ``case`` ((benchmark, algorithm) pairs from
 - sanity: the evidence that the forced algorithm was in effect, the placement, a complete
   table.
 
-Correctness ("wrong results fail"): the verdict set's measured launch checks its own
-collective first, every element of every size, with our check preloaded into OSU
-(:mod:`omb_suite.rfm.correctness`); the exploration's forced algorithms each get a short
-``-c`` run before their measurement (:class:`CollectiveSweep`).
+Correctness ("wrong results fail"): the measured launch checks its own collective first,
+every element of every size, with our check preloaded into OSU
+(:mod:`omb_suite.rfm.correctness`), with the forced algorithm in the exploration; a
+collective our check does not know gets a short ``-c`` run before its measurement in the
+exploration (:class:`CollectiveSweep`).
 """
 
 from __future__ import annotations
@@ -84,9 +85,9 @@ class OsuCollectiveBase(CollectiveJob):
     #: ``mpir:bcast:binomial``), ``None`` where nothing can be checked.
     algorithm_evidence = variable(str, type(None), value=None)
 
-    #: Check the collective's results (verdict set: our check inside the measured launch,
-    #: before OSU measures; exploration: a short ``-c`` run before the measurement).
-    #: ``-S validation=0`` only measures.
+    #: Check the collective's results (our check inside the measured launch, before OSU
+    #: measures; in the exploration, a short ``-c`` run before the measurement for the
+    #: collectives our check does not know). ``-S validation=0`` only measures.
     #: :type: :class:`bool` :default: ``True``
     validation = variable(typ.Bool, value=True, loggable=False)
 
@@ -263,12 +264,14 @@ VALIDATION_ERRORS = 'validation.err'
 VALIDATION_ITERATIONS = ('-x', '2', '-i', '10')
 
 
-class CollectiveSweep(rfm.RegressionTestPlugin):
+class CollectiveSweep(CheckedInLaunch):
     """The exploration: every case, scale and mapping except what the verdict set measures.
 
-    A forced algorithm's correctness is its own: before the measurement the job runs the
-    sweep once with OSU's ``-c`` and few iterations (same launcher, options and environment),
-    and a ``Fail`` fails the test."""
+    A forced algorithm's correctness is its own, checked in its own job: where our check
+    knows the collective, inside the measured launch (the forced algorithm's environment is
+    the process's), as in the verdict set; for the others, a run of the sweep with OSU's
+    ``-c`` and few iterations before the measurement (same launcher, options and
+    environment), whose ``Fail`` fails the test."""
 
     #: Run the library's default where the verdict set measures it too: a tuning study
     #: (``omb-review tune``) compares every algorithm with the default measured by the same
@@ -284,12 +287,17 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
                    and self.scale in topology.end_scales(self.topology))
         self.skip_if(verdict, 'measured by the verdict set (reframe/checks/osu_collectives.py)')
 
+    def osu_check_run(self) -> bool:
+        """OSU's ``-c`` run before the measurement: validation on, OSU able to check the
+        collective, our check not (it would cost a launch our check does not)."""
+        return self.validates() and not self.checks_in_launch()
+
     def launches(self) -> int:
-        return 2 if self.validates() else 1
+        return 2 if self.osu_check_run() else 1
 
     @run_before('run')
     def add_correctness_run(self):
-        if not self.validates():
+        if not self.osu_check_run():
             return
         launcher = self.job.launcher.run_command(self.job)
         opts = ' '.join([*self.osu_options(), '-c', *VALIDATION_ITERATIONS])
@@ -299,7 +307,8 @@ class CollectiveSweep(rfm.RegressionTestPlugin):
         self.keep_files = [*self.keep_files, VALIDATION_OUTPUT, VALIDATION_ERRORS]
 
     def check_results(self) -> None:
-        if not self.validates():
+        super().check_results()
+        if not self.osu_check_run():
             return
         try:
             parsing.parse_osu_output(self.read_output(VALIDATION_OUTPUT),

@@ -1,4 +1,5 @@
-"""Correctness of the verdict set's collectives, checked inside the launch that measures them.
+"""Correctness of the collectives, checked inside the launch that measures them (the verdict
+set's, and the exploration's forced algorithms).
 
 OSU's ``-c`` cannot check the measured run without changing what it measures (it rewrites
 and checks the buffers around every timed call: 2-10x slower 64 KiB-1 MiB collectives here),
@@ -11,7 +12,8 @@ it is the measurement's own launch. A collective that computes wrong data fails 
 
 It was a launch of its own per environment, scale and mapping that every verdict collective
 depended on: 0.3 s of a three-test run on the 2-core VM, the one cost hpctestlib's
-``osu_run`` does not pay (docs/benchmarks.md). An OSU linked statically against MPI cannot
+``osu_run`` does not pay (docs/benchmarks.md); in the exploration, an OSU ``-c`` run before
+every measurement, which stays for the collectives our check does not know. An OSU linked statically against MPI cannot
 take the library: no ``COLLCHECK`` output, and the test fails saying so.
 
 The library is built by the job itself, once per partition, environment and content
@@ -101,5 +103,7 @@ class CheckedInLaunch(rfm.RegressionTestPlugin):
             cause = failure_cause(self.read_output(self.stderr.evaluate()), stdout)
             raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
         wrong = correctness.wrong(verdicts)
+        algorithm = getattr(self, 'algorithm', 'default')
+        forced = f' with the {algorithm} algorithm' if algorithm != 'default' else ''
         if wrong:
-            raise SanityError(f'the MPI library computed wrong results: {wrong}')
+            raise SanityError(f'the MPI library computed wrong results{forced}: {wrong}')
