@@ -13,8 +13,9 @@ it is the measurement's own launch. A collective that computes wrong data fails 
 It was a launch of its own per environment, scale and mapping that every verdict collective
 depended on: 0.3 s of a three-test run on the 2-core VM, the one cost hpctestlib's
 ``osu_run`` does not pay (docs/benchmarks.md); in the exploration, an OSU ``-c`` run before
-every measurement, which stays for the collectives our check does not know. An OSU linked statically against MPI cannot
-take the library: no ``COLLCHECK`` output, and the test fails saying so.
+every measurement, which stays for the collectives our check does not know. An OSU linked
+statically against MPI cannot take the library: no ``COLLCHECK`` output, and the test fails
+saying so.
 
 The library is built by the job itself, once per partition, environment and content
 (:mod:`omb_suite.build_cache`), and reused by every later run and test.
