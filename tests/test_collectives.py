@@ -364,18 +364,24 @@ def test_four_ranks_oversubscribed_blocking_nonblocking_and_neighbourhood(tmp_pa
             <= nonblocking
 
 
+def _corrupt_allreduce_registry(tmp_path: Path) -> Path:
+    """Debian's Open MPI with a wrong MPI_Allreduce element (stand-in: tests/data/defects/
+    corrupt_allreduce.c) preloaded through the environment."""
+    lib = tmp_path / 'libcorrupt.so'
+    subprocess.run(['mpicc', '-shared', '-fPIC', '-o', str(lib),
+                    str(DATA / 'defects' / 'corrupt_allreduce.c')], check=True)
+    return write_registry(tmp_path / 'environments.json', [
+        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
+         'env_vars': {'LD_PRELOAD': str(lib)}, 'source': 'system'}])
+
+
 @pytest.mark.e2e
 @needs_osu()
 def test_wrong_results_fail_the_measurement(tmp_path):
     """A library that computes a wrong allreduce element (stand-in: tests/data/defects/
     corrupt_allreduce.c, preloaded through the environment): the measured launch's own check
     finds it, and the measurement fails naming it (never a pass); the bcast beside it passes."""
-    lib = tmp_path / 'libcorrupt.so'
-    subprocess.run(['mpicc', '-shared', '-fPIC', '-o', str(lib),
-                    str(DATA / 'defects' / 'corrupt_allreduce.c')], check=True)
-    registry = write_registry(tmp_path / 'environments.json', [
-        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
-         'env_vars': {'LD_PRELOAD': str(lib)}, 'source': 'system'}])
+    registry = _corrupt_allreduce_registry(tmp_path)
     out = run_reframe(tmp_path, '--system', 'local', *SHORT, '-n',
                       '(osu_allreduce|osu_bcast)/default%', '-S', 'max_size=1024', '-r',
                       registry=registry, checks=(VERDICT,))
@@ -392,12 +398,7 @@ def test_wrong_results_fail_a_forced_algorithm_in_its_own_launch(tmp_path):
     """The exploration: the same corrupted MPI_Allreduce under a forced algorithm is found by
     the check inside the measured launch (no OSU -c run for a collective our check knows),
     and the failure names the algorithm."""
-    lib = tmp_path / 'libcorrupt.so'
-    subprocess.run(['mpicc', '-shared', '-fPIC', '-o', str(lib),
-                    str(DATA / 'defects' / 'corrupt_allreduce.c')], check=True)
-    registry = write_registry(tmp_path / 'environments.json', [
-        {'name': 'system-openmpi', 'mpi_family': 'openmpi', 'osu_root': osu_root('OSU_ROOT'),
-         'env_vars': {'LD_PRELOAD': str(lib)}, 'source': 'system'}])
+    registry = _corrupt_allreduce_registry(tmp_path)
     out = run_reframe(tmp_path, '--system', 'local', *SHORT, '-n',
                       'OsuCollectiveSweep%case=osu_allreduce/ring%', '-E', 'scale == 2',
                       '-S', 'max_size=1024', '-r', registry=registry, checks=(SWEEP,))

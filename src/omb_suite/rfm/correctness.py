@@ -30,7 +30,7 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
 from omb_suite import build_cache, correctness, probe
-from omb_suite.failures import failure_cause
+from omb_suite.failures import with_cause
 from omb_suite.setup.environs import repo_root
 
 #: How the library is compiled (the environment's MPI C compiler with these flags).
@@ -101,8 +101,8 @@ class CheckedInLaunch(rfm.RegressionTestPlugin):
         try:
             verdicts = correctness.parse(stdout, [self.benchmark], self.num_tasks)
         except correctness.CorrectnessError as err:
-            cause = failure_cause(self.read_output(self.stderr.evaluate()), stdout)
-            raise SanityError(f'{err}' + (f' [job: {cause}]' if cause else '')) from None
+            stderr = self.read_output(self.stderr.evaluate())
+            raise SanityError(with_cause(str(err), stderr, stdout)) from None
         wrong = correctness.wrong(verdicts)
         algorithm = getattr(self, 'algorithm', 'default')
         forced = f' with the {algorithm} algorithm' if algorithm != 'default' else ''
