@@ -40,9 +40,13 @@ def _perflog(work: Path, partition: str, test: str) -> list[dict[str, str]]:
 
 @pytest.mark.skipif(not shutil.which('ompi_info'), reason='Debian Open MPI not installed')
 def test_probe_puts_inter_node_ranks_on_two_nodes(cluster, work):
+    # Re-run a failed case once, as sites run the suite (quickstart.sh, cluster-ci.sh): CI
+    # saw rank 0 of an srun --mpi=pmix launch (Debian's Open MPI 4.1.4, Slurm 22.05's pmix
+    # plugin) die of SIGSEGV at a null address before it printed, once (2026-11-26); 1000
+    # launches and 80 runs of this test in a loop did not repeat it (docs/minicluster.md).
     out = run_reframe(work, '--system', 'minicluster', '-n', 'PlacementProbe',
-                      '-p', 'system-openmpi', '-r', registry=_registry(work, None),
-                      extra_env=cluster)
+                      '-p', 'system-openmpi', '--max-retries', '1', '-r',
+                      registry=_registry(work, None), extra_env=cluster)
     assert out.returncode == 0, out.stdout + out.stderr
     for partition in ('compute', 'compute-mpirun'):
         rows = {r['placement']: r for r in _perflog(work, partition, 'PlacementProbe')}
@@ -62,7 +66,8 @@ def test_osu_latency_inter_node_is_tcp_intra_node_is_shared_memory(cluster, work
     out = run_reframe(work, '--system', 'minicluster:compute', '-n', 'OsuPt2Pt', '-E',
                       "benchmark=='osu_latency' and placement!='inter_socket'",
                       '-p', 'system-openmpi', '-S', 'iterations=2000', '-S', 'warmup=200',
-                      '-S', 'max_size=1024', '-r', registry=_registry(work, osu),
+                      '-S', 'max_size=1024', '--max-retries', '1', '-r',  # as above
+                      registry=_registry(work, osu),
                       extra_env=cluster)
     assert out.returncode == 0, out.stdout + out.stderr
     lat = {r['placement']: float(r['perf_value'])

@@ -179,3 +179,13 @@ def test_versions_at_the_edges_of_the_known_layouts_synthetic(title, message):
         return
     with pytest.raises(OsuParseError, match=re.escape(message)):
         parse_osu_output(text)
+
+
+def test_open_mpi_error_handler_report_is_the_reason():
+    """Open MPI's MPI_ERRORS_ARE_FATAL report (a real run of a deliberately wrong tuning
+    file) stops the table at 8 KiB; the reason quoted is the report, not a later line."""
+    text = (Path(__file__).parent / "data" / "tuning" / "openmpi"
+            / "ompi4.1.4_allreduce_np2_canary.txt").read_text()
+    with pytest.raises(OsuParseError) as err:
+        parse_osu_output(text, expect_sizes=expected_sizes(4, 262144))
+    assert "'[vm:27157] *** An error occurred in MPI_Allreduce' (line 47)" in str(err.value)

@@ -141,6 +141,7 @@ FATAL_RE = re.compile(
     r"|\] Error: '|\] (?:MPI |function |CUDA |ROCM )?call .*failed with|\] Failed with message"
     r"|^Invalid option|not enough slots|was unable to (?:find|launch)"
     r"|error while loading shared libraries|command not found|Process received signal"
+    r"|\*\*\* An error occurred in MPI_"  # Open MPI's MPI_ERRORS_ARE_FATAL report
 )
 HINT_RE = re.compile(r"DATA VALIDATION ERROR|Limiting max message size|exiting improperly")
 
