@@ -168,6 +168,15 @@ def test_dry_run_takes_the_counts_from_history_and_prints_why(history_dir):
            '(history: 80 runs; weakest' in out.stdout
 
 
+@pytest.mark.parametrize('off', ['0', 'false', 'no'])
+def test_iterations_from_history_off_on_the_command_line_keeps_osus_defaults(history_dir, off):
+    out = _dry_run(history_dir, '--system', 'vm', '-S', f'iterations_from_history={off}')
+    assert out.returncode == 0, out.stdout + out.stderr
+    line = launch_line(_latency_script(history_dir), 'osu_latency')
+    assert ' -i ' not in line and ' -x ' not in line, line
+    assert 'for the whole sweep' not in out.stdout
+
+
 def test_mode_upgrade_keeps_full_counts(history_dir):
     out = _dry_run(history_dir, '--system', 'vm', '--mode', 'upgrade')
     # upgrade requires references, which a scratch prefix has none of: the scripts are written

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
 from omb_suite import catalogue, costfit, costmodel, iterations
@@ -51,7 +52,9 @@ class FromHistory(rfm.RegressionTestPlugin):
 
     #: Choose ``-x``/``-i`` from history when neither is set; ``False``: OSU's defaults.
     #: :type: :class:`bool` :default: ``True``
-    iterations_from_history = variable(bool, value=True, loggable=False)
+    #: (``typ.Bool``: ``-S iterations_from_history=0`` is False; a plain ``bool`` took the
+    #: string ``'0'`` for True.)
+    iterations_from_history = variable(typ.Bool, value=True, loggable=False)
 
     #: Why the test runs with its counts (printed, and in the run report).
     iterations_reason = variable(str, value='')
