@@ -12,12 +12,14 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
         measured by `measure`). False alarms and detections of a --step step, per count,
         and the predicted seconds (cost model fitted from the same perflog) of each test at
         both counts: the node-minutes ratio; --wall N: each test's whole sweep also run for
-        real (bare mpirun, OSU from --osu) N times at both counts, interleaved.
+        real (bare launches, OSU from --osu) N times at both counts, interleaved; --launch:
+        the launch command (default: mpirun -np 2 here; on the mini-cluster, e.g.
+        'srun -N 2 -n 2 --mpi=pmix', docs/benchmarks.md).
         --smoke: osu_latency only, 20 runs of history, no prediction for another system.
     python benchmarks/verdict_power.py predict SYSTEM
         Only the prediction for SYSTEM (the default run ends with it for --predict).
     python benchmarks/verdict_power.py measure OUT.json [--reps 12] [--osu VIEW]
-        Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks) at 1-100 % of OSU's
+        Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks, --launch) at 1-100 % of OSU's
         default counts, small (1 B-1 KiB) and large (64 KiB-4 MiB) sizes as separate launches,
         the cases shuffled within each repetition: the data the exponents are fitted from.
     python benchmarks/verdict_power.py fit OUT.json
@@ -35,6 +37,7 @@ import json
 import platform
 import random
 import runpy
+import shlex
 import subprocess
 import sys
 import time
@@ -57,9 +60,10 @@ VIEW = REPO / 'spack' / 'environments' / 'openmpi' / '.spack-env' / 'view'
 PROGRAMS = ('osu_latency', 'osu_bw', 'osu_allreduce')
 RANGES = {'small': (1, 1024), 'large': (65536, 4194304)}
 FRACTIONS = (0.01, 0.03, 0.1, 0.3, 1.0)
+MPIRUN = ('mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2')
 
 
-def measure(out: Path, reps: int, view: Path) -> None:
+def measure(out: Path, reps: int, view: Path, launch: list[str]) -> None:
     cases = []
     for prog in PROGRAMS:
         for band, (lo, hi) in RANGES.items():
@@ -72,8 +76,7 @@ def measure(out: Path, reps: int, view: Path) -> None:
         for prog, band, lo, hi, i, x in cases:
             group = catalogue.get(prog).group
             exe = view / 'libexec' / 'osu-micro-benchmarks' / 'mpi' / group / prog
-            cmd = ['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2', str(exe),
-                   '-m', f'{lo}:{hi}', '-i', str(i), '-x', str(x)]
+            cmd = [*launch, str(exe), '-m', f'{lo}:{hi}', '-i', str(i), '-x', str(x)]
             t0 = time.monotonic()
             text = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
             col = parse_osu_output(text).column(catalogue.get(prog).metrics[0])
@@ -84,7 +87,7 @@ def measure(out: Path, reps: int, view: Path) -> None:
     out.write_text(json.dumps({'provenance': {
         'start': start, 'end': time.strftime('%FT%TZ', time.gmtime()), 'host': platform.node(),
         'osu': f'OSU 7.3 built by this repository\'s Spack recipe ({view})',
-        'mpi': "Debian's Open MPI 4.1.4, mpirun -np 2 --oversubscribe",
+        'mpi': "Debian's Open MPI 4.1.4", 'launch': ' '.join(launch),
         'order': 'cases shuffled within each repetition'}, 'runs': records}, indent=0))
 
 
@@ -210,8 +213,9 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
     return totals, seconds, chosen
 
 
-def wall(chosen: dict[str, iterations.Choice], reps: int, view: Path) -> None:
-    """Real wall time of each test's whole sweep, bare mpirun on this host, at OSU's
+def wall(chosen: dict[str, iterations.Choice], reps: int, view: Path, launch: list[str]
+         ) -> None:
+    """Real wall time of each test's whole sweep, bare ``launch`` commands, at OSU's
     defaults and at the chosen counts, interleaved ``reps`` times (medians)."""
     runs: dict[tuple[str, str], list[float]] = {}
     for _ in range(reps):
@@ -222,15 +226,15 @@ def wall(chosen: dict[str, iterations.Choice], reps: int, view: Path) -> None:
                 ['-x', str(choice.warmup), '-i', str(choice.iterations)]
             for label, opts in (('default', []), ('chosen', counts)):
                 t0 = time.monotonic()
-                subprocess.run(['mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2',
-                                str(exe), *opts], capture_output=True, check=True, timeout=600)
+                subprocess.run([*launch, str(exe), *opts], capture_output=True, check=True,
+                               timeout=600)
                 runs.setdefault((bench, label), []).append(time.monotonic() - t0)
     total = {label: sum(float(np.median(runs[(b, label)])) for b in chosen)
              for label in ('default', 'chosen')}
     for bench in chosen:
         print(f'  {bench}: {np.median(runs[(bench, "default")]):.2f} s at OSU\'s defaults, '
               f'{np.median(runs[(bench, "chosen")]):.2f} s chosen (medians of {reps}, bare '
-              'mpirun)')
+              f'{launch[0]})')
     print(f'  measured wall ratio chosen / OSU\'s defaults: '
           f'{total["chosen"] / total["default"]:.2f}')
 
@@ -318,9 +322,11 @@ def main() -> int:
     p.add_argument('--wall', type=int, default=0, metavar='N',
                    help='also time the chosen and default counts for real, N times each')
     p.add_argument('--osu', type=Path, default=VIEW)
+    p.add_argument('--launch', default=' '.join(MPIRUN),
+                   help=f'launch command of --wall (default: {" ".join(MPIRUN)})')
     a = p.parse_args()
     if a.args[:1] == ['measure']:
-        measure(Path(a.args[1]), a.reps, a.osu)
+        measure(Path(a.args[1]), a.reps, a.osu, shlex.split(a.launch))
         return 0
     if a.args[:1] == ['fit']:
         fit(Path(a.args[1]))
@@ -347,7 +353,7 @@ def main() -> int:
                   f'two launches per test (not what the checks do): '
                   f'{seconds["split"] / seconds["default"]:.2f}')
             if a.wall:
-                wall(chosen, a.wall, a.osu)
+                wall(chosen, a.wall, a.osu, shlex.split(a.launch))
     if a.predict and not a.smoke:
         predicted(a.predict, (0.005, 0.01, 0.02, 0.05), None)
     return 0
