@@ -7,6 +7,9 @@ and are skipped with the reason printed otherwise.
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 from functools import partial
 
 import polars as pl
@@ -46,6 +49,30 @@ def test_placement_probe_runs_and_holds_without_osu(tmp_path):
         first, second = row['placement_observed'].split(';')
         assert first.split(':')[0] == second.split(':')[0]      # same host
         assert first != second                                     # different cores
+
+
+@pytest.mark.skipif(not (OPENMPI or MPICH), reason='no Debian MPI installed')
+def test_a_rank_that_crashes_fails_the_probe_naming_the_crash(tmp_path):
+    """Ranks that die of SIGSEGV after MPI_Init (stand-in: tests/data/defects/crash_gather.c,
+    preloaded through each environment) fail the probe with the crash from the job's stderr,
+    in each MPI's own words (Open MPI's signal handler; MPICH: UCX's, then hydra's)."""
+    lib = tmp_path / 'libcrash_gather.so'
+    subprocess.run(['cc', '-shared', '-fPIC', '-o', str(lib),
+                    str(REPO / 'tests/data/defects/crash_gather.c')], check=True)
+    registry = local_registry(tmp_path)
+    entries = json.loads(registry.read_text())
+    for entry in entries['environments']:
+        entry['env_vars'] = {'LD_PRELOAD': str(lib)}
+    registry.write_text(json.dumps(entries))
+    out = run_reframe(tmp_path, '--system', 'local', '-n', 'PlacementProbe%placement=intra',
+                      '-r', registry=registry)
+    assert out.returncode != 0
+    reasons = [line for line in out.stdout.splitlines() if '* Reason: sanity error' in line]
+    assert len(reasons) == len(entries['environments']), out.stdout
+    for reason in reasons:
+        assert 'no PROBE lines: the ranks did not start, or died before rank 0 printed' in reason
+        assert re.search(r'\[job: rank crashed: .*(Segmentation fault|signal 11)', reason), \
+            reason
 
 
 @pytest.mark.skipif(not (OPENMPI or MPICH), reason='no Debian MPI installed')

@@ -37,3 +37,17 @@ def test_real_rank_crash_under_open_mpi_names_the_signal():
     assert with_cause('ranks share a GPU', err) == (
         'ranks share a GPU [job: rank crashed: [vm:09913] Signal: Segmentation fault (11)]')
     assert with_cause('no table', 'clean\n') == 'no table'
+
+
+def test_real_rank_death_under_mpich_hydra_names_the_signal():
+    # a rank of MPICH 4.0.2 killed (tests/data/tuning/mpich/README.md: the canary run)
+    text = (DATA / 'tuning' / 'mpich' / '4.0.2-alltoall-4' / 'canary.out').read_text()
+    assert failure_cause(text) == ('rank died: YOUR APPLICATION TERMINATED WITH THE EXIT '
+                                   'STRING: Killed (signal 9)')
+
+
+def test_ucx_signal_handler_line_is_a_crash():
+    # the line MPICH 4.0.2 over UCX printed in test_e2e_local's crashed-probe run
+    line = ('[vm:13140:0:13140] Caught signal 11 (Segmentation fault: address not mapped to '
+            'object at address (nil))')
+    assert failure_cause(f'noise\n{line}\n') == f'rank crashed: {line}'

@@ -51,7 +51,8 @@ def test_mpi_probe_needs_its_final_line_the_wrapper_needs_every_rank():
 
 
 def test_synthetic_incomplete_and_garbled_outputs_say_what_is_wrong():
-    with pytest.raises(probe.ProbeError, match='no PROBE lines: the ranks did not start'):
+    with pytest.raises(probe.ProbeError,
+                       match='no PROBE lines: the ranks did not start, or died before'):
         probe.parse_probe('mpirun: command not found\n', expect_ranks=2)
     with pytest.raises(probe.ProbeError, match='without knowing its rank'):
         probe.parse_probe('PROBE rank=? size=? host=a cpus=0 sockets=0 numa=0\n', 1)

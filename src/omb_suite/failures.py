@@ -19,6 +19,11 @@ _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ('task killed', r'srun: error: (?P<node>[^:\s]+): tasks? [\d,-]+: (?:Killed|Terminated)'),
         # Open MPI's own signal handler in the rank: '[vm:09913] Signal: Segmentation fault (11)'
         ('rank crashed', r'^\[(?P<node>[^:\]]+):\d+\] Signal: .*'),
+        # UCX's handler (MPICH, Open MPI over UCX): '[vm:12648:0:12648] Caught signal 11 (...)'
+        ('rank crashed', r'^\[(?P<node>[^:\]]+):\d+:\d+:\d+\] Caught signal .*'),
+        # MPICH's hydra after a rank died: '... TERMINATED WITH THE EXIT STRING: Segmentation
+        # fault (signal 11)' (or 'Killed (signal 9)')
+        ('rank died', r'TERMINATED WITH THE EXIT STRING: .*'),
         ('launcher error', r'^(?:mpirun|mpiexec|srun): (?:error|Error).*'),
     ))
 

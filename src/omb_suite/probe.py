@@ -111,8 +111,8 @@ def parse_probe(text: str, expect_ranks: int | None = None) -> list[RankPlace]:
         elif m := _DONE.search(line.strip()):
             done = int(m[1])
     if not ranks:
-        raise ProbeError('no PROBE lines: the ranks did not start (see the job\'s stderr for '
-                         'the launcher error)')
+        raise ProbeError('no PROBE lines: the ranks did not start, or died before rank 0 '
+                         'printed (the job\'s stderr says why)')
     want = expect_ranks if expect_ranks is not None else (size or 0)
     missing = sorted(set(range(want)) - set(ranks))
     extra = sorted(set(ranks) - set(range(want))) if expect_ranks is not None else []

@@ -16,6 +16,7 @@ from reframe.core.builtins import fixture, run_after, run_before, sanity_functio
 from reframe.core.exceptions import SanityError
 
 from omb_suite import probe
+from omb_suite.failures import with_cause
 from omb_suite.rfm import environ_facts
 from omb_suite.rfm.perflog import environ_modules
 from omb_suite.rfm.pt2pt import PlacedPair
@@ -82,14 +83,19 @@ class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
     def place_ranks(self):
         self.job.launcher.options = self.launcher_options()
 
+    def _output(self, name: str) -> str:
+        with open(os.path.join(self.stagedir, name), errors='replace') as fp:
+            return fp.read()
+
     @sanity_function
     def placement_holds(self):
-        with open(os.path.join(self.stagedir, self.stdout.evaluate())) as fp:
-            text = fp.read()
+        text = self._output(self.stdout.evaluate())
         try:
             places = probe.parse_probe(text)
             self.placement_observed = probe.observed(places)
             self.check_placement(places)
         except (probe.ProbeError, probe.WrongPlacement) as err:
-            raise SanityError(str(err)) from None
+            # a crashed rank or a launcher error names itself: [job: rank crashed: ...]
+            stderr = self._output(self.stderr.evaluate())
+            raise SanityError(with_cause(str(err), stderr, text)) from None
         return True
