@@ -257,9 +257,14 @@ def cannot_run(family: str, collective: str, name: str, *, nodes: int, ranks: in
 
 
 def defect(family: str, version: str, collective: str) -> str | None:
-    """A known wrong-results defect of this library version for ``collective``, or ``None``."""
+    """A known wrong-results defect of this library version for ``collective``, or ``None``:
+    a block's ``defects`` entry is its reason, or ``{versions: SPEC, reason: ...}`` where it
+    was seen in fewer versions than the block covers."""
     try:
-        return _block(family, version).get('defects', {}).get(collective)
+        found = _block(family, version).get('defects', {}).get(collective)
+        if isinstance(found, dict):
+            return found['reason'] if version_in(version, found['versions']) else None
+        return found
     except (AlgorithmError, ValueError):
         return None
 
