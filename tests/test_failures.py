@@ -51,3 +51,10 @@ def test_ucx_signal_handler_line_is_a_crash():
     line = ('[vm:13140:0:13140] Caught signal 11 (Segmentation fault: address not mapped to '
             'object at address (nil))')
     assert failure_cause(f'noise\n{line}\n') == f'rank crashed: {line}'
+
+
+def test_open_mpi_launcher_line_names_a_crash_when_the_rank_report_is_lost():
+    # what Open MPI 4.1.4's mpirun printed after the crashed-probe run's ranks died
+    line = ('mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 11 '
+            '(Segmentation fault).')
+    assert failure_cause(f'---\n{line}\n---\n') == f'rank crashed: {line}'

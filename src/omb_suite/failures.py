@@ -19,6 +19,10 @@ _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ('task killed', r'srun: error: (?P<node>[^:\s]+): tasks? [\d,-]+: (?:Killed|Terminated)'),
         # Open MPI's own signal handler in the rank: '[vm:09913] Signal: Segmentation fault (11)'
         ('rank crashed', r'^\[(?P<node>[^:\]]+):\d+\] Signal: .*'),
+        # Open MPI's launcher when the rank's own report did not reach it: 'mpirun noticed
+        # that process rank 1 with PID 0 on node vm exited on signal 11 (Segmentation fault).'
+        ('rank crashed', r'noticed that process rank \d+ with PID \d+ on node (?P<node>\S+) '
+                         r'exited on signal .*'),
         # UCX's handler (MPICH, Open MPI over UCX): '[vm:12648:0:12648] Caught signal 11 (...)'
         ('rank crashed', r'^\[(?P<node>[^:\]]+):\d+:\d+:\d+\] Caught signal .*'),
         # MPICH's hydra after a rank died: '... TERMINATED WITH THE EXIT STRING: Segmentation
