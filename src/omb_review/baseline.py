@@ -95,8 +95,8 @@ def index_for(test: str, frame: pl.DataFrame, known: dict[str, list[str]]) -> li
 def _key(index_entry: str, row: dict):
     if index_entry == "$partition":
         return f"{row['system']}:{row['partition']}"
-    if index_entry == "$environ":
-        return row["environ"]
+    if index_entry == "$environ":  # the series' latest environment: the one the checks run
+        return row["environ"][-1]
     if index_entry not in row:
         raise ValueError(
             f"reference index entry {index_entry!r} is not a perflog column; "

@@ -4,7 +4,8 @@ After an upgrade the first question is what is different: the perflog records of
 carry the software (MPI and OSU versions, the concrete Spack specs and the ``spack.lock`` hash),
 the nodes, where the ranks really ran and what the library said it used.  For each finding,
 the runs of its curve in the baseline window and its first bad run are read back from the
-records and every field below whose first-bad value is not among the baseline's is named.
+records and every field below whose first-bad value is not among the baseline's is named
+(the environment too: an upgrade that renamed it continues the series, ``lineage``).
 A missing value (a column an older perflog did not have) is unknown, never a change; a field
 that already varied inside the baseline (node lists on a batch system) is named only when the
 first bad run's value is new, and says how many values the baseline had.
@@ -21,8 +22,8 @@ from .series import SERIES_KEYS
 
 #: Fields compared, in the order they are shown: software first, then nodes and placement.
 FIELDS = (
-    "mpi_version", "osu_version", "reframe_version", "mpi_spec", "osu_spec", "spack_lock",
-    "job_nodelist", "placement_observed", "algorithm_evidence",
+    "environ", "mpi_version", "osu_version", "reframe_version", "mpi_spec", "osu_spec",
+    "spack_lock", "job_nodelist", "placement_observed", "algorithm_evidence",
 )
 _SHOWN = 3  # baseline values listed per field
 

@@ -17,6 +17,7 @@ from .siteconfig import ConfigError, default_config, link_peaks
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_NOTHING_JUDGED = 3  # every series insufficient: the gate could say nothing
+EXIT_NEW_SERIES = 4  # series of the judged session without a baseline: not judged, not a pass
 
 
 def _when(text: str) -> datetime:
@@ -124,6 +125,10 @@ def _parser() -> argparse.ArgumentParser:
     chk.add_argument("--allow-empty", action="store_true",
                      help=f"exit 0 when no series could be judged (a site's first runs); "
                      f"otherwise that exits {EXIT_NOTHING_JUDGED}")
+    chk.add_argument("--allow-new", action="store_true",
+                     help="exit 0 when series of the judged session have no baseline yet (new "
+                     "on purpose); otherwise that exits "
+                     f"{EXIT_NEW_SERIES}: a new or renamed library is not a pass")
     base = sub.add_parser("baseline", help="derive ReFrame reference values (YAML)",
                           description="Reference values per series from a stable window.")
     _common(base)
@@ -198,12 +203,36 @@ def _load(args) -> Dataset:
     return ds
 
 
+def _settings(args) -> Settings:
+    return Settings(threshold=args.threshold, alpha=args.alpha,
+                    baseline_runs=args.baseline_runs, fdr=args.fdr)
+
+
 def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
     windows = gate.Windows(args.since, args.latest, timedelta(hours=args.session_gap),
                            args.baseline)
-    settings = Settings(threshold=args.threshold, alpha=args.alpha,
-                        baseline_runs=args.baseline_runs, fdr=args.fdr)
-    return gate.run(ds.frame, windows, settings, args.override)
+    return gate.run(ds.frame, windows, _settings(args), args.override)
+
+
+def _verdict_code(args, counts: dict[str, int], total: int) -> int:
+    """The exit status: a regression, nothing judged, series without a baseline, or a pass."""
+    if counts["regression"]:
+        return EXIT_REGRESSION
+    if counts["insufficient"] == total:
+        print(f"omb-review check: no series judged ({total} series, none with a "
+              "baseline and latest runs to compare): this is not a pass"
+              + ("; --allow-empty: exit 0" if args.allow_empty else
+                 f"; exit {EXIT_NOTHING_JUDGED} (--allow-empty for a site's first runs)"),
+              file=sys.stderr)
+        return 0 if args.allow_empty else EXIT_NOTHING_JUDGED
+    if counts["new"]:
+        print(f"omb-review check: {counts['new']} series of the judged session have no "
+              "baseline (see NEW above): this is not a pass"
+              + ("; --allow-new: exit 0" if args.allow_new else
+                 f"; exit {EXIT_NEW_SERIES} (--allow-new when they are new on purpose)"),
+              file=sys.stderr)
+        return 0 if args.allow_new else EXIT_NEW_SERIES
+    return 0
 
 
 def cmd_check(args) -> int:
@@ -213,23 +242,17 @@ def cmd_check(args) -> int:
     ds = _load(args)
     results = _judge(args, ds)
     found = findings(results, ds.frame)
-    for line in gate_output.report(results, found, args.show):
+    for line in gate_output.report(results, found, args.show, _settings(args)):
         print(line)
     counts = gate_output.counts(results)
-    print(f"{len(results)} series: " + ", ".join(f"{n} {s}" for s, n in counts.items())
-          + f"; {sum(f.status == 'regression' for f in found)} regression findings (curves); "
+    print(f"{len(results)} series: "
+          + ", ".join(f"{counts[s]} {s}" for s in gate_output.STATUSES)
+          + f" ({counts['new']} of them new); "
+          f"{sum(f.status == 'regression' for f in found)} regression findings (curves); "
+          f"judged {gate_output.judged(results)}; "
           f"{len(ds.problems)} unreadable lines; verdicts in {args.json}")
     gate_output.write_json(args.json, results, found, ds.problems, ds.notes)
-    if counts["regression"]:
-        return EXIT_REGRESSION
-    if counts["insufficient"] == len(results):
-        print(f"omb-review check: no series judged ({len(results)} series, none with a "
-              "baseline and latest runs to compare): this is not a pass"
-              + ("; --allow-empty: exit 0" if args.allow_empty else
-                 f"; exit {EXIT_NOTHING_JUDGED} (--allow-empty for a site's first runs)"),
-              file=sys.stderr)
-        return 0 if args.allow_empty else EXIT_NOTHING_JUDGED
-    return 0
+    return _verdict_code(args, counts, len(results))
 
 
 def cmd_report(args) -> int:

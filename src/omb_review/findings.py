@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from omb_suite import families
+
 from .changes import Change, what_changed
 from .gate import SeriesResult
 from .series import SERIES_KEYS, curve_label
@@ -59,6 +61,7 @@ class Finding:
     detail: list[SizeDetail] = field(default_factory=list)
     verdicts: list[SeriesResult] = field(default_factory=list, repr=False)
     changes: list[Change] = field(default_factory=list)  # what changed (see ``what_changed``)
+    software: str = ""  # the versions judged: "Open MPI 4.1.5 -> 4.1.6, OSU 7.4 -> 7.4"
 
     @property
     def series(self) -> list[str]:
@@ -84,7 +87,7 @@ class Finding:
         ) if changes else ""
         return (f"{self.status.upper()} {self.curve}: {self.sizes_text}, {self.value_change}, "
                 f"confidence >= {self.confidence:.3f}, since job {bad.get('jobid')} "
-                f"({bad.get('time')}, tag {bad.get('session_tag')})"
+                f"({bad.get('time')}, tag {bad.get('session_tag')}); {self.software}"
                 + (f"; changed: {changed}" if changed else ""))
 
     def to_json(self) -> dict:
@@ -94,7 +97,8 @@ class Finding:
             "judged_sizes": self.judged_sizes, "figures": self.figures,
             "change_min": self.change_min, "change_max": self.change_max,
             "value_change": self.value_change, "confidence": self.confidence,
-            "first_bad_run": self.first_bad, "baseline_window": self.baseline_window,
+            "software": self.software, "first_bad_run": self.first_bad,
+            "baseline_window": self.baseline_window,
             "what_changed": [c.to_json() for c in self.changes], "series": self.series,
             "detail": [d.__dict__ for d in self.detail],
         }
@@ -156,6 +160,34 @@ def _union(windows: list[dict | None]) -> dict | None:
             "runs": max(w["runs"] for w in found)}
 
 
+def library_name(family: str | None) -> str:
+    """``Open MPI`` for ``openmpi``: the library's name from the family's record."""
+    if family and families.known(str(family)):
+        return str(families.get(str(family))["library"])
+    return str(family or "MPI")
+
+
+def _versions(results: list[SeriesResult], window: str, name: str) -> str:
+    """The distinct values of ``name`` in the verdicts' ``window`` ('?' where none logged)."""
+    values = (v for r in results for v in r.software.get(window, {}).get(name, []))
+    return "/".join(dict.fromkeys(values)) or "?"
+
+
+def software_text(family: str | None, results: list[SeriesResult]) -> str:
+    """The versions the verdicts compared: ``Open MPI 4.1.5 -> 4.1.6, OSU 7.4 -> 7.4`` (the
+    baseline windows' versions, then the latest windows')."""
+    def change(name: str) -> str:
+        return f"{_versions(results, 'baseline', name)} -> {_versions(results, 'latest', name)}"
+
+    return f"{library_name(family)} {change('mpi_version')}, OSU {change('osu_version')}"
+
+
+def latest_software(family: str | None, results: list[SeriesResult]) -> str:
+    """The versions of the verdicts' latest windows: ``Open MPI 4.1.6, OSU 7.4``."""
+    return (f"{library_name(family)} {_versions(results, 'latest', 'mpi_version')}, "
+            f"OSU {_versions(results, 'latest', 'osu_version')}")
+
+
 def _finding(keys: dict, status: str, hit: list[SeriesResult], judged: list[int]) -> Finding:
     detail = sorted((_detail(r) for r in hit), key=lambda d: (d.size is None, d.size or 0))
     moved = [d.latest_median / d.baseline_median - 1 for d in detail if d.baseline_median]
@@ -166,7 +198,7 @@ def _finding(keys: dict, status: str, hit: list[SeriesResult], judged: list[int]
         change_min=min(d.change for d in detail), change_max=max(d.change for d in detail),
         value_change=_percent(moved) if moved else "", confidence=min(d.confidence for d in detail),
         first_bad=_earliest(hit), baseline_window=_union([r.baseline_window for r in hit]),
-        detail=detail, verdicts=hit,
+        detail=detail, verdicts=hit, software=software_text(keys.get("mpi_family"), hit),
     )
 
 

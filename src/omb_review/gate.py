@@ -10,6 +10,13 @@ Windows per series (values only; failed runs have no value and are counted apart
   step that made things worse, so an older regression is still caught and dated; after a step
   that made things better, which is the new normal).  After ``baseline_runs`` runs at a new
   level, that level is the reference.
+
+The judged session is the runs at or after ``since``, else the newest session of each system:
+its runs within ``session_gap`` of its newest run (those with the newest run's session tag,
+where it has one).  A series with a value in it that has no baseline to compare with
+(a new library, a renamed environment, too few earlier runs) is ``new``: the gate could not
+judge it, and ``omb-review check`` does not call that a pass.  Each verdict keeps the software
+of its two windows (environment, MPI and OSU versions) to say what was judged.
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ from tqdm import tqdm
 
 from .detect import Settings, Verdict, bh_adjust, change_points, compare, hampel, noise
 from .series import SERIES_KEYS, grouped, label, threshold_for, worse_when
+
+#: Run attributes a verdict reports per window: what software was judged.
+SOFTWARE = ("environ", "mpi_version", "osu_version")
 
 
 @dataclass
@@ -51,6 +61,10 @@ class SeriesResult:
     #: ``{"start", "end", "runs"}`` of the runs judged as baseline and as latest (ISO times)
     baseline_window: dict | None = None
     latest_window: dict | None = None
+    #: ``{"baseline": {field: values}, "latest": {...}}`` of :data:`SOFTWARE`, in run order
+    software: dict = field(default_factory=dict)
+    in_session: bool = True  # measured in the judged session
+    new: bool = False  # measured in the judged session, with no baseline to compare with
 
     def to_json(self) -> dict:
         v = asdict(self.verdict)
@@ -61,6 +75,7 @@ class SeriesResult:
             "first_bad_run": self.first_bad, "change_points": self.change_points,
             "failed_latest_runs": self.failed_latest,
             "baseline_window": self.baseline_window, "latest_window": self.latest_window,
+            "software": self.software, "in_session": self.in_session, "new": self.new,
         }
 
 
@@ -106,6 +121,12 @@ class Run:
     times: np.ndarray
     values: np.ndarray
     meta: Callable[[int], dict]
+    software: dict[str, np.ndarray] = field(default_factory=dict)  # SOFTWARE per run (text)
+
+    def versions(self, runs: np.ndarray) -> dict[str, list[str]]:
+        """Distinct values of each :data:`SOFTWARE` field over ``runs``, in run order."""
+        return {f: list(dict.fromkeys(str(v) for v in self.software[f][runs] if v is not None))
+                for f in SOFTWARE if f in self.software}
 
 
 def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]]) -> SeriesResult:
@@ -134,6 +155,9 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
     base, opened = _baseline(times, cps, start, w, s)
     sigma = noise(sign * values[:start] if start >= 3 else sign * values)  # reference noise
     result.verdict = compare(values[base], values[start:], sign, thr, s, sigma)
+    result.software = {"baseline": run.versions(ok[base]), "latest": run.versions(ok[start:])}
+    v = result.verdict
+    result.new = bool(v.status == "insufficient" and v.n_latest and v.n_baseline < s.min_baseline)
     result.baseline_window = _window(times[base])
     result.latest_window = _window(times[start:])
     if result.verdict.status == "regression":
@@ -161,6 +185,8 @@ def runs(frame: pl.DataFrame) -> list[Run]:
     bounds = np.concatenate([[0], np.cumsum(g["value"].list.len().to_numpy(), dtype=np.int64)])
     times = g["time"].explode(empty_as_null=False).dt.epoch("us").to_numpy()
     values = g["value"].explode(empty_as_null=False).fill_null(np.nan).to_numpy()
+    software = {f: g[f].explode(empty_as_null=False).cast(pl.String).to_numpy()
+                for f in SOFTWARE}
     meta = g.select("jobid", "session_tag")
 
     def lookup(row: int) -> Callable[[int], dict]:
@@ -169,7 +195,7 @@ def runs(frame: pl.DataFrame) -> list[Run]:
         return at
 
     return [
-        Run(keys, times[a:b], values[a:b], lookup(n))
+        Run(keys, times[a:b], values[a:b], lookup(n), {f: v[a:b] for f, v in software.items()})
         for n, (keys, a, b) in enumerate(
             zip(g.select(SERIES_KEYS).iter_rows(named=True), bounds[:-1], bounds[1:], strict=True))
     ]
@@ -179,11 +205,44 @@ def run(
     frame: pl.DataFrame, w: Windows, s: Settings, overrides: list[tuple[str, float]]
 ) -> list[SeriesResult]:
     """Judge every series of ``frame``; regressions first, largest change first."""
-    results = [judge(r, w, s, overrides) for r in tqdm(runs(frame), desc="judging", disable=None)]
+    series = runs(frame)
+    results = [judge(r, w, s, overrides) for r in tqdm(series, desc="judging", disable=None)]
+    starts = _session_starts(frame, w)
+    for r, result in zip(series, results, strict=True):
+        result.in_session = _in_session(r, starts)
+        result.new = result.new and result.in_session
     if s.fdr:
         control_fdr(results, s.alpha)
     order = {"regression": 0, "improvement": 1, "ok": 2, "insufficient": 3}
     return sorted(results, key=lambda r: (order[r.verdict.status], -r.verdict.change))
+
+
+def _session_starts(frame: pl.DataFrame, w: Windows) -> dict[str, int]:
+    """Per system, when its judged session began (us): ``since``; else its first run within
+    ``session_gap`` of its newest run that carries the newest run's session tag (a tag names a
+    session; untagged runs are one session by time alone)."""
+    gap = w.session_gap.total_seconds() * 1e6
+    starts = {}
+    for (system,), runs in frame.select(pl.col("system").cast(pl.String), "time",
+                                        pl.col("session_tag").cast(pl.String)).group_by("system"):
+        if w.since is not None:
+            starts[system] = int(w.since.timestamp() * 1e6)
+            continue
+        us = runs["time"].dt.epoch("us")
+        newest = us.max()
+        recent = runs.filter(us >= newest - gap)
+        tag = recent.sort("time")["session_tag"][-1]
+        tagged = recent.filter(pl.col("session_tag") == tag) if tag else recent
+        starts[system] = int(tagged["time"].dt.epoch("us").min())
+    return starts
+
+
+def _in_session(run: Run, starts: dict[str, int]) -> bool:
+    """Whether the series has a value in the judged session (runs that only failed there are
+    judged by ReFrame's own result, not here)."""
+    start = starts.get(str(run.keys["system"]))
+    measured = run.times[~np.isnan(run.values)]
+    return start is not None and bool(len(measured)) and bool(measured[-1] >= start)
 
 
 def control_fdr(results: list[SeriesResult], alpha: float) -> None:

@@ -1,12 +1,14 @@
-"""What ``omb-review check`` prints and writes: findings first (one per curve), then why
-series were not judged, the counts, and the JSON (per-series verdicts plus findings)."""
+"""What ``omb-review check`` prints and writes: findings first (one per curve), then the series
+of the judged session that had no baseline (new), why other series were not judged, what
+software was judged, the counts, and the JSON (per-series verdicts plus findings)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .findings import Finding, size_text
+from .detect import Settings
+from .findings import Finding, latest_software, size_text, software_text
 from .gate import SeriesResult
 from .problem import Problem
 
@@ -41,16 +43,67 @@ def not_judged(results: list[SeriesResult]) -> list[str]:
     return lines
 
 
+def _named(names: list[str]) -> str:
+    more = f" and {len(names) - EXAMPLES} more" if len(names) > EXAMPLES else ""
+    return "; ".join(names[:EXAMPLES]) + more
+
+
+def _span(numbers: list[int]) -> str:
+    lo, hi = min(numbers), max(numbers)
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def new_series(results: list[SeriesResult], s: Settings) -> list[str]:
+    """The series of the judged session with no baseline, per lineage and environment: how
+    many, their baseline runs and the runs needed, and what to do."""
+    groups: dict[tuple, list[SeriesResult]] = {}
+    for r in results:
+        if r.new:
+            latest = r.software.get("latest", {})
+            what = (str(r.keys["lineage"]), "/".join(latest.get("environ", [])),
+                    r.keys.get("mpi_family"))
+            groups.setdefault(what, []).append(r)
+    lines = []
+    for (lineage, environ, family), rs in groups.items():
+        runs = _span([r.verdict.n_baseline for r in rs])
+        lines.append(f"NEW {len(rs)} series of {lineage} (environment {environ}, "
+                     f"{latest_software(family, rs)}) have no baseline: {runs} baseline runs, "
+                     f"{s.min_baseline} needed: " + _named([r.series for r in rs]))
+    if lines:
+        lines.append(
+            "NEW series are not judged, so this is not a pass. If the library replaces one "
+            "measured before under another environment name, declare the same series for both "
+            "(ReFrame environment extras: {series: NAME}; omb-setup --module ... --series NAME) "
+            f"and check again; if the series are new on purpose, run {s.min_baseline} sessions "
+            "(omb-review baseline writes provisional references meanwhile) and pass --allow-new "
+            "until then")
+    return lines
+
+
+def judged(results: list[SeriesResult]) -> str:
+    """The libraries and versions judged in the session: ``openmpi: Open MPI 4.1.5 -> 4.1.6,
+    OSU 7.4 -> 7.4 (14 series)``."""
+    groups: dict[tuple, list[SeriesResult]] = {}
+    for r in results:
+        if r.in_session and r.verdict.status != "insufficient":
+            groups.setdefault((str(r.keys["lineage"]), r.keys.get("mpi_family")), []).append(r)
+    return "; ".join(f"{lineage}: {software_text(family, rs)} ({len(rs)} series)"
+                     for (lineage, family), rs in sorted(groups.items(), key=str)) or "nothing"
+
+
 def counts(results: list[SeriesResult]) -> dict[str, int]:
-    return {s: sum(r.verdict.status == s for r in results) for s in STATUSES}
+    return {s: sum(r.verdict.status == s for r in results) for s in STATUSES} | {
+        "new": sum(r.new for r in results)}
 
 
-def report(results: list[SeriesResult], found: list[Finding], show: int) -> list[str]:
-    """The printed verdict: regression findings (at most ``show``), then what was not judged."""
+def report(results: list[SeriesResult], found: list[Finding], show: int,
+           s: Settings) -> list[str]:
+    """The printed verdict: regression findings (at most ``show``), the new series, then what
+    was not judged."""
     lines = []
     for f in [f for f in found if f.status == "regression"][:show]:
         lines += finding_lines(f)
-    return lines + not_judged(results)
+    return lines + new_series(results, s) + not_judged(results)
 
 
 def write_json(path: Path, results: list[SeriesResult], found: list[Finding],

@@ -7,7 +7,8 @@ the root, or given).  The cache keeps each file's normalised rows keyed by path,
 modification time, so a second run only parses files that changed.  Records are keyed by
 (system, partition, environ, test name, job id, variable, time): reading the same record twice
 (from a copy, a report and the database) keeps it once. Records from older headers that lack
-some series columns join their series (``drift``).
+some series columns join their series (``drift``); each environment's runs join their
+``lineage`` (the series an upgrade continues).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from pathlib import Path
 import polars as pl
 from tqdm import tqdm
 
+from . import lineage
 from .drift import join_unknown
 from .normalise import COLUMNS, empty, normalise
 from .perflog import Problem, read_perflog
 from .sources import read_report, read_results_db
 
-CACHE_VERSION = f"4/polars-{pl.__version__}"  # record hashes are stable within a version
+CACHE_VERSION = f"5/polars-{pl.__version__}"  # record hashes are stable within a version
 ROTATED = re.compile(r"\.log(\.h\d+)?$")
 RUN_KEY = ("system", "partition", "environ", "name", "jobid")
 RECORD_KEY = (*RUN_KEY, "perf_var", "time")
@@ -172,9 +174,11 @@ def load(
         entries[src.label] = {"stamp": _stamp(src.path), "problems": [p.__dict__ for p in found]}
     frames = [f for f in frames if f.height]
     if not frames:
-        return Dataset(empty(), problems, [], len(sources), len(todo))
+        return Dataset(lineage.assign(empty())[0], problems, [], len(sources), len(todo))
     frame = pl.concat(frames, how="vertical_relaxed")
     if cache and (todo or len(entries) != len(cache.manifest)):
         cache.save(frame, entries)
-    frame, notes = join_unknown(_dedupe(frame).select(COLUMNS))
+    frame, notes = lineage.assign(_dedupe(frame).select(COLUMNS))
+    frame, more = join_unknown(frame)
+    notes += more
     return Dataset(frame, problems, notes, len(sources), len(todo))

@@ -1,10 +1,12 @@
 """Series identity (which records belong to one time series) and direction (which way is worse).
 
 A series is one performance variable of one benchmark configuration on one system partition:
-the HPC dimensions below, the variable (which carries the message size) and its unit.  The MPI
-and OSU versions are not part of it: an environment's library upgraded from one version to the
-next is the same series, so the gate judges the upgrade (and a finding names the version change,
-``changes``) instead of starting a new series with no baseline.
+the HPC dimensions below, the variable (which carries the message size) and its unit.  The
+environment enters as its ``lineage`` (:mod:`omb_review.lineage`), and the MPI and OSU versions
+are not part of it: a library upgraded from one version to the next, whether or not its
+environment's name carries the version, is the same series, so the gate judges the upgrade (and
+a finding names the version change, ``changes``) instead of starting a new series with no
+baseline.  The environment's name and the versions are attributes of each run (:data:`RUN_FIELDS`).
 ``algorithm`` is a collective algorithm; the osu_mbw_mr window, osu_latency_mp's forked
 processes and the one-sided window creation and synchronisation have their own keys.  The unit
 decides the direction: times are better when lower, rates and overlap when higher
@@ -21,12 +23,14 @@ import polars as pl
 import yaml
 
 SERIES_KEYS = (
-    "system", "partition", "environ", "mpi_family", "buffers", "test",
+    "system", "partition", "lineage", "mpi_family", "buffers", "test",
     "benchmark", "placement", "algorithm", "window_size", "processes", "rma_window", "rma_sync",
     "mapping", "num_nodes", "num_tasks", "perf_var", "unit",
 )
+#: What each run of a series keeps beside its value (lists per series in :func:`grouped`).
+RUN_FIELDS = ("time", "value", "jobid", "session_tag", "environ", "mpi_version", "osu_version")
 _LABEL_PARTS = (
-    ("environ", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
+    ("lineage", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
     ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("window_size", "window="),
     ("processes", "processes="), ("rma_window", "win="), ("rma_sync", "sync="),
     ("mapping", "map="), ("num_nodes", "nodes="), ("num_tasks", "tasks="),
@@ -91,5 +95,5 @@ def grouped(frame: pl.DataFrame) -> pl.DataFrame:
         frame.filter(pl.col("perf_var").is_not_null())
         .sort("time")
         .group_by(list(SERIES_KEYS), maintain_order=True)
-        .agg("time", "value", "jobid", "session_tag")
+        .agg(*RUN_FIELDS)
     )

@@ -3,7 +3,8 @@
 All views compare *recent* medians: per series, the median of its last :data:`RECENT` runs with
 a value (one nightly session may be one run; a month of nights is enough to be stable).
 
-- libraries: one curve per MPI library (environment), the rest of the identity equal;
+- libraries: one curve per MPI library (lineage of environments), the rest of the identity
+  equal;
 - placements: one curve per placement and mapping (intra-socket vs inter-node, map-by core
   vs socket), the rest equal (node counts follow the placement);
 - algorithms: collective algorithm x processes at each message size, relative to the library's
@@ -115,7 +116,7 @@ def all_views(frame: pl.DataFrame) -> dict[str, list[dict]]:
     """Every comparison view of the report from the frame (with ``size``/``metric``)."""
     med = recent_medians(frame)
     return {
-        "libraries": side_by_side(med, ("environ", "mpi_family", "mpi_version")),
+        "libraries": side_by_side(med, ("lineage", "mpi_family", "mpi_version")),
         "placements": side_by_side(med, ("placement", "mapping", "num_nodes")),
         "algorithms": algorithms(med),
         "scaling": scaling(med),

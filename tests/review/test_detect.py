@@ -10,8 +10,9 @@ import polars as pl
 from omb_review import gate
 from omb_review.detect import Settings
 
-KEYS = {"system": "sim", "partition": "cpu", "environ": "gnu-ompi", "mpi_family": "openmpi",
-        "mpi_version": "4.1.4", "buffers": "H H", "test": "OSULatency", "benchmark": "osu_latency",
+KEYS = {"system": "sim", "partition": "cpu", "lineage": "gnu-ompi", "environ": "gnu-ompi",
+        "mpi_family": "openmpi", "mpi_version": "4.1.4", "osu_version": "7.4", "buffers": "H H",
+        "test": "OSULatency", "benchmark": "osu_latency",
         "placement": "inter_node", "algorithm": None, "window_size": None, "processes": None,
         "rma_window": None, "rma_sync": None, "mapping": None, "num_nodes": 2, "num_tasks": 2}
 

@@ -61,7 +61,7 @@ def test_hand_runs_become_the_baseline_of_the_suites_series(tmp_path, hand_runs,
     runs = grouped(ds.frame.filter(pl.col("test") == "OsuPt2Pt")).with_columns(
         n=pl.col("value").list.len())
     latency_8 = runs.filter((pl.col("perf_var") == "latency_8")
-                            & (pl.col("environ") == "spack-openmpi"))
+                            & (pl.col("lineage") == "spack-openmpi"))
     assert latency_8.height == 1 and latency_8["n"][0] == 11 + 4  # 11 sessions + 4 hand runs
     assert latency_8["buffers"][0] == "H H" and latency_8["num_tasks"][0] == 2
     out = tmp_path / "gate.json"

@@ -36,7 +36,7 @@ def test_every_value_of_our_real_runs_is_in_the_chart_data():
     data = json.loads(to_json({"charts": charts}))["charts"]
     drawn = sum(v is not None for c in data for s in c["series"] for v in s["v"])
     assert drawn == frame.filter(pl.col("value").is_not_null()).height
-    runs = {(c["keys"]["environ"], t) for c in data for t in c["t"]}
+    runs = {(c["keys"]["lineage"], t) for c in data for t in c["t"]}
     assert len(runs) >= 2 and all(info.startswith("nodes ") for info in infos)
     assert all(len(s["v"]) == len(c["t"]) for c in data for s in c["series"])
 
@@ -57,14 +57,14 @@ def test_views_compare_what_differs_only_in_the_compared_field(bench):
     views = data["views"]
     for group in views["libraries"]:
         assert len({line["name"] for line in group["lines"]}) == len(group["lines"]) >= 2
-        assert "environ" not in group["keys"]
+        assert "lineage" not in group["keys"]
     heat = views["algorithms"]
     # the bench runs three algorithms at 4, 8 and 16 tasks, and no default: relative to the
     # fastest, said so by default=None
     assert heat and all(h["default"] is None and h["scales"] == [4, 8, 16] for h in heat)
     assert all(len(h["z"]) == len(h["sizes"]) and len(h["z"][0]) == len(h["algs"]) == 3
                for h in heat)
-    assert views["hockney"] and all(h["beta"] and h["keys"]["environ"] for h in views["hockney"])
+    assert views["hockney"] and all(h["beta"] and h["keys"]["lineage"] for h in views["hockney"])
 
 
 def test_raw_json_goes_in_as_written_and_cannot_close_the_script():

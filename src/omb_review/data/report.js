@@ -2,7 +2,7 @@
 // omb-review report: findings table (filter, sort), a finding's charts, comparison views.
 // Data: the JSON in #report-data (built by omb_review.report); charts: Plotly, drawn lazily.
 const D = JSON.parse(document.getElementById("report-data").textContent);
-const FILTERS = ["system", "partition", "environ", "benchmark", "placement"];
+const FILTERS = ["system", "partition", "lineage", "benchmark", "placement"];
 const CHARTS = new Map(D.charts.map(c => [c.id, c]));
 const state = {filters: {}, text: "", all: false, sort: {col: "rank", dir: 1}, selected: null};
 const $ = (sel, el = document) => el.querySelector(sel);
@@ -34,7 +34,7 @@ function rows() {
 }
 const COLUMNS = [
   ["status", "status", r => r.status], ["system", "system", r => r.keys.system],
-  ["partition", "partition", r => r.keys.partition], ["environ", "environment", r => r.keys.environ],
+  ["partition", "partition", r => r.keys.partition], ["lineage", "environment", r => r.keys.lineage],
   ["benchmark", "benchmark", r => r.keys.benchmark], ["placement", "placement", r => r.keys.placement],
   ["curve", "curve", r => r.curve], ["sizes", "sizes", r => r.sizes_text],
   ["change", "change", r => r.value_change, r => r.change_max ?? -1e9],

@@ -1,0 +1,128 @@
+"""An upgrade is judged, whatever the environment is called: real mini-cluster records
+re-labelled as a site's sessions (``upgrade_scenario``; labels, dates and, where the test's name
+says so, the values of the upgraded session are synthetic)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+from upgrade_scenario import Session, write
+
+from omb_review.cli import EXIT_NEW_SERIES, EXIT_REGRESSION, main
+from omb_review.ingest import load
+from omb_review.lineage import without_version
+
+OLD = Session("mod-openmpi-4_1_5")
+SLOWER = {"us": 1.5, "MB/s": 0.6}  # synthetic: the upgraded library's latency x1.5, bw x0.6
+
+
+def _check(tmp_path, *extra: str) -> tuple[int, dict, str]:
+    out = tmp_path / "check.json"
+    code = main(["check", str(tmp_path / "perflogs"), "--no-cache", "--json", str(out), *extra])
+    return code, json.loads(out.read_text()), out.name
+
+
+@pytest.mark.parametrize(("name", "lineage"), [
+    ("mod-openmpi-4_1_5", "openmpi"), ("mod-openmpi-4_1_5-gnu", "openmpi-gnu"),
+    ("openmpi-4.1.5", "openmpi"), ("PrgEnv-gnu-8.5", "PrgEnv-gnu"), ("openmpi@4.1.5", "openmpi"),
+    ("openmpi_4.1.5", "openmpi"), ("spack-openmpi", "spack-openmpi"), ("gnu-ompi", "gnu-ompi"),
+    ("spack-openmpi5", "spack-openmpi5"), ("4.1.5", ""),
+])
+def test_the_name_without_its_version(name, lineage):
+    assert without_version(name) == lineage
+
+
+def test_synthetic_slower_upgrade_of_a_versioned_module_fails_and_names_it(tmp_path, capsys):
+    """Six sessions on mod-openmpi-4_1_5, one on mod-openmpi-4_1_6 with latency x1.5 and
+    bandwidth x0.6: one lineage, so the upgrade is judged against the six."""
+    write(tmp_path / "perflogs", [[OLD]] * 6 + [[Session("mod-openmpi-4_1_6", "4.1.6",
+                                                         scale=SLOWER)]])
+    code, result, _ = _check(tmp_path)
+    printed = capsys.readouterr().out
+    assert code == EXIT_REGRESSION
+    found = {f["benchmark"]: f for f in result["findings"] if f["status"] == "regression"}
+    assert set(found) == {"osu_latency", "osu_bw"}
+    for f in found.values():
+        assert f["lineage"] == "openmpi"
+        assert f["software"] == "Open MPI 4.1.5 -> 4.1.6, OSU 7.3 -> 7.3"
+        environ = next(c for c in f["what_changed"] if c["field"] == "environ")
+        assert (environ["baseline"], environ["first_bad"]) == (["mod-openmpi-4_1_5"],
+                                                               "mod-openmpi-4_1_6")
+    assert "REGRESSION minicluster:alloc openmpi mpi=openmpi" in printed
+    assert "Open MPI 4.1.5 -> 4.1.6, OSU 7.3 -> 7.3" in printed
+    assert "changed environ: mod-openmpi-4_1_5 -> mod-openmpi-4_1_6" in printed
+    assert result["counts"]["new"] == 0
+
+
+def test_an_unchanged_upgrade_passes_and_says_what_was_judged(tmp_path, capsys):
+    write(tmp_path / "perflogs", [[OLD]] * 6 + [[Session("mod-openmpi-4_1_6", "4.1.6")]])
+    code, result, _ = _check(tmp_path)
+    summary = capsys.readouterr().out.splitlines()[-1]
+    assert code == 0 and result["counts"]["regression"] == 0
+    assert "judged openmpi: Open MPI 4.1.5 -> 4.1.6, OSU 7.3 -> 7.3 (14 series)" in summary
+
+
+def test_a_declared_series_joins_differently_named_environments(tmp_path, capsys):
+    """``extras: {series: ompi}`` on both (names without a shared stem): one series."""
+    write(tmp_path / "perflogs", [[Session("site-a", series="ompi")]] * 6
+          + [[Session("site-b", "4.1.6", series="ompi", scale=SLOWER)]])
+    code, result, _ = _check(tmp_path)
+    assert code == EXIT_REGRESSION
+    assert {f["lineage"] for f in result["findings"]} == {"ompi"}
+
+
+def test_libraries_measured_side_by_side_stay_two_series(tmp_path, capsys):
+    """openmpi-4.1.5 and openmpi-4.1.6 in the same sessions: compared, not one lineage."""
+    write(tmp_path / "perflogs", [[Session("openmpi-4.1.5"), Session("openmpi-4.1.6", "4.1.6")]]
+          * 4)
+    ds = load(tmp_path / "perflogs", use_cache=False)
+    assert set(ds.frame["lineage"].cast(pl.String)) == {"openmpi-4.1.5", "openmpi-4.1.6"}
+    assert any("measured side by side" in n for n in ds.notes)
+
+
+def test_a_new_library_in_the_judged_session_is_not_a_pass(tmp_path, capsys):
+    """A library measured for the first time beside one with history: exit 4, the reason says
+    which series, how many runs they have and need, and what to do; --allow-new accepts it."""
+    mpich = Session("spack-mpich", "4.0.2", "mpich")
+    write(tmp_path / "perflogs", [[OLD]] * 5 + [[OLD, mpich]])
+    code, result, _ = _check(tmp_path)
+    captured = capsys.readouterr()
+    assert code == EXIT_NEW_SERIES and result["counts"]["new"] == 14
+    assert ("NEW 14 series of spack-mpich (environment spack-mpich, MPICH 4.0.2, OSU 7.3) have no "
+            "baseline: 0 baseline runs, 3 needed") in captured.out
+    assert "--series NAME" in captured.out and "--allow-new" in captured.err
+    assert "judged openmpi: Open MPI 4.1.5 -> 4.1.5" in captured.out
+    assert _check(tmp_path, "--allow-new")[0] == 0
+
+
+def test_a_renamed_environment_is_said_and_not_a_pass(tmp_path, capsys):
+    """The same library (family, MPI, OSU versions) under a new name: a note names the old one
+    and how to declare the series; its series are new, so the gate does not pass."""
+    write(tmp_path / "perflogs", [[Session("openmpi")]] * 6 + [[Session("ompi")]])
+    code, result, _ = _check(tmp_path)
+    err = capsys.readouterr().err
+    assert code == EXIT_NEW_SERIES
+    assert "environment 'ompi' (lineage 'ompi') began after 'openmpi'" in err
+    assert "{series: openmpi}" in err
+    assert any("'ompi'" in n for n in result["notes"])
+
+
+def test_a_lineage_mixing_families_is_said_and_keeps_every_record(tmp_path, capsys):
+    """A declared series that holds Open MPI and then MPICH, and a derived lineage that
+    changes family (PrgEnv-gnu-8.5 on MPICH, PrgEnv-gnu-8.6 on Open MPI)."""
+    write(tmp_path / "perflogs", [[Session("site-a", series="mpi"),
+                                   Session("PrgEnv-gnu-8.5", "8.1.27", "mpich")]] * 5
+          + [[Session("site-b", "4.0.2", "mpich", series="mpi"),
+              Session("PrgEnv-gnu-8.6", "4.1.6", "openmpi")]])
+    ds = load(tmp_path / "perflogs", use_cache=False)
+    written = (tmp_path / "perflogs/minicluster/alloc/OsuPt2Pt.log").read_text().count("\n") - 1
+    assert ds.frame.height == written == 6 * 2 * 3 * 14  # nothing dropped
+    mixed = [n for n in ds.notes if "holds MPI families mpich and openmpi" in n]
+    assert len(mixed) == 2 and any("lineage 'mpi'" in n for n in mixed)
+    assert any("lineage 'PrgEnv-gnu'" in n for n in mixed)
+    series = ds.frame.group_by("lineage", "mpi_family").len()
+    assert series.height == 4  # each family its own series
+    code, result, _ = _check(tmp_path)
+    assert code == EXIT_NEW_SERIES and result["counts"]["new"] == 28
