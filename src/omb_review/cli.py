@@ -140,6 +140,12 @@ def _parser() -> argparse.ArgumentParser:
     base.add_argument("--floor", type=float, default=0.05, help="tightest bound (0.05)")
     base.add_argument("--generous", type=float, default=0.5,
                       help="bound on the good side (0.5)")
+    base.add_argument("--provisional-tolerance", type=float, default=0.25,
+                      help="bad-side bound of a provisional reference (a series with fewer "
+                      "runs than check needs) where OSU reported no spread (0.25)")
+    base.add_argument("--no-provisional", action="store_true",
+                      help="write no provisional reference: list the series with too few runs "
+                      f"and exit {EXIT_NEW_SERIES}")
     tun = sub.add_parser("tune", help="tuning recommendation and the library's tuning file",
                          description="From proven algorithm sweeps (OsuCollectiveSweep with "
                          "-S measure_default=1, repeated): per environment the fastest algorithm "
@@ -271,6 +277,22 @@ def cmd_report(args) -> int:
     return 0
 
 
+def _baseline_header(args, system: str, refs) -> list[str]:
+    from .detect import Settings
+
+    need = Settings().min_baseline
+    return [
+        f"ReFrame references for {system}, derived by omb-review baseline from {args.perflog_dir}",
+        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Window: "
+        + (f"{args.window[0]:%Y-%m-%d}..{args.window[1]:%Y-%m-%d}" if args.window
+           else "each series' last stable segment (after its last change point)") + ".",
+        "Entries: [ref (median), lower, upper (relative), unit]  # evidence",
+        *([f"{refs.provisional} entries are PROVISIONAL: from fewer than {need} runs; derive "
+           f"again after {need} sessions to replace them"] if refs.provisional else []),
+        *refs.notes[:20],
+    ]
+
+
 def cmd_baseline(args) -> int:
     from . import baseline
 
@@ -279,22 +301,28 @@ def cmd_baseline(args) -> int:
     if system is None:
         raise ValueError("give --system SYSTEM (reference files are per system)")
     known = baseline.known_indexes(args.index_from or args.output)
-    indexes, entries, notes = baseline.derive(ds.frame, system, known, args.window,
-                                              floor=args.floor, generous=args.generous)
-    header = [
-        f"ReFrame references for {system}, derived by omb-review baseline from {args.perflog_dir}",
-        f"on {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC. Window: "
-        + (f"{args.window[0]:%Y-%m-%d}..{args.window[1]:%Y-%m-%d}" if args.window
-           else "each series' last stable segment (after its last change point)") + ".",
-        "Entries: [ref (median), lower, upper (relative), unit]  # evidence",
-        *notes[:20],
-    ]
-    text = baseline.render(indexes, entries, header)
+    limits = baseline.Limits(args.floor, args.generous, args.provisional_tolerance,
+                             not args.no_provisional)
+    refs = baseline.derive(ds.frame, system, known, args.window, limits=limits)
+    for line in refs.short:
+        print(f"NO REFERENCE {line}", file=sys.stderr)
+    if not refs.written:
+        print(f"omb-review baseline: no reference derived for {system} ({len(refs.short)} "
+              "series, the reasons above); nothing written", file=sys.stderr)
+        return EXIT_NOTHING_JUDGED
+    text = baseline.render(refs.indexes, refs.entries, _baseline_header(args, system, refs))
+    said = (f"wrote {refs.written} references ({refs.provisional} provisional), "
+            f"{refs.collisions} shared keys, {len(refs.short)} series without one")
     if args.output:
         args.output.write_text(text)
-        print(f"wrote {sum(map(len, entries.values()))} references to {args.output}")
+        print(f"{said}, to {args.output}")
     else:
         sys.stdout.write(text)
+        print(said, file=sys.stderr)
+    if refs.short and args.no_provisional:
+        print(f"omb-review baseline: {len(refs.short)} series have too few runs for a "
+              f"reference (NO REFERENCE above); exit {EXIT_NEW_SERIES}", file=sys.stderr)
+        return EXIT_NEW_SERIES
     return 0
 
 
