@@ -125,8 +125,8 @@ class Run:
 
     def versions(self, runs: np.ndarray) -> dict[str, list[str]]:
         """Distinct values of each :data:`SOFTWARE` field over ``runs``, in run order."""
-        return {f: list(dict.fromkeys(str(v) for v in self.software[f][runs] if v is not None))
-                for f in SOFTWARE if f in self.software}
+        found = {f: dict.fromkeys(self.software[f][runs].tolist()) for f in self.software}
+        return {f: [v for v in values if v is not None] for f, values in found.items()}
 
 
 def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]]) -> SeriesResult:
