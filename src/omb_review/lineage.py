@@ -19,8 +19,9 @@ time: the same sessions) stay apart: each keeps its own name as its lineage. A d
 lineage is never split. The versions (environment, MPI, OSU) stay attributes of each run, and a
 finding names what changed. Bad input is said in a note and nothing is dropped: a lineage whose
 environments are of two MPI families (the families stay separate series, as ``mpi_family`` is
-a series key), and an environment that begins where another of the same library ended under a
-different lineage (a rename: its series start with no baseline).
+a series key), environments declared one series but measured side by side (their runs are
+one series, as declared), and an environment that begins where another of the same library
+ended under a different lineage (a rename: its series start with no baseline).
 """
 
 from __future__ import annotations
@@ -95,21 +96,30 @@ def _library(row: dict) -> str:
             f"OSU {'/'.join(row['osu']) or '?'}")
 
 
-def _mixed_families(env: pl.DataFrame) -> list[str]:
-    """A lineage holding two MPI families: the families stay separate series."""
+def _which(group: pl.DataFrame) -> str:
+    return "; ".join(f"{r['environ']} ({_library(r)}, {r['first']:%Y-%m-%d}.."
+                     f"{r['last']:%Y-%m-%d})" for r in group.sort("first").iter_rows(named=True))
+
+
+def _mixed(env: pl.DataFrame) -> list[str]:
+    """A lineage holding two MPI families (they stay separate series), or environments
+    declared one series but measured side by side (their runs are mixed in one series)."""
     notes = []
     for (system, partition, lineage), group in env.group_by(*_PLACE, "lineage",
                                                             maintain_order=True):
         families = sorted({f for fs in group["families"] for f in fs})
-        if len(families) < 2:
-            continue
-        which = "; ".join(f"{r['environ']} ({_library(r)}, {r['first']:%Y-%m-%d}.."
-                          f"{r['last']:%Y-%m-%d})" for r in group.sort("first").iter_rows(
-                              named=True))
-        notes.append(f"{system}:{partition}: lineage {lineage!r} holds MPI families "
-                     f"{' and '.join(families)}: {which}. Each family stays a series of its own "
-                     "(a new family has no baseline); if they are different libraries, give "
-                     "them different series names (environment extras 'series')")
+        if len(families) > 1:
+            notes.append(f"{system}:{partition}: lineage {lineage!r} holds MPI families "
+                         f"{' and '.join(families)}: {_which(group)}. Each family stays a series "
+                         "of its own (a new family has no baseline); if they are different "
+                         "libraries, give them different series names (environment extras "
+                         "'series')")
+        elif group.height > 1 and not _successive(list(zip(group["first"], group["last"],
+                                                           strict=True))):
+            notes.append(f"{system}:{partition}: environments declared as series {lineage!r} "
+                         f"were measured side by side: {_which(group)}; their runs are one "
+                         "series. If they are different libraries, give them different series "
+                         "names")
     return notes
 
 
@@ -145,7 +155,7 @@ def assign(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     env = env.with_columns(lineage=pl.Series(
         [mapping[(s, p, e)] for s, p, e in env.select(*_PLACE, "environ").iter_rows()],
         dtype=pl.String))
-    notes += _mixed_families(env) + _renamed(env)
+    notes += _mixed(env) + _renamed(env)
     table = env.select(*_PLACE, "environ", "lineage").with_columns(
         pl.col(*_PLACE, "environ", "lineage").cast(pl.Categorical))
     keys = [*_PLACE, "environ"]

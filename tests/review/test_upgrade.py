@@ -126,3 +126,11 @@ def test_a_lineage_mixing_families_is_said_and_keeps_every_record(tmp_path, caps
     assert series.height == 4  # each family its own series
     code, result, _ = _check(tmp_path)
     assert code == EXIT_NEW_SERIES and result["counts"]["new"] == 28
+
+
+def test_environments_declared_one_series_but_run_side_by_side_are_said(tmp_path):
+    write(tmp_path / "perflogs", [[Session("site-a", series="ompi"),
+                                   Session("site-b", "4.1.6", series="ompi")]] * 2)
+    notes = load(tmp_path / "perflogs", use_cache=False).notes
+    assert any("environments declared as series 'ompi' were measured side by side" in n
+               for n in notes)
