@@ -134,3 +134,24 @@ def test_environments_declared_one_series_but_run_side_by_side_are_said(tmp_path
     notes = load(tmp_path / "perflogs", use_cache=False).notes
     assert any("environments declared as series 'ompi' were measured side by side" in n
                for n in notes)
+
+
+def test_a_declaration_holds_for_the_environments_earlier_records(tmp_path, capsys):
+    """site-a declared its series only in its last session: its five earlier records (no
+    declaration, as an older perflog) are the same series, so site-b's slower upgrade is
+    judged against all six (synthetic x1.5/x0.6)."""
+    write(tmp_path / "perflogs", [[Session("site-a")]] * 5 + [[Session("site-a", series="ompi")]]
+          + [[Session("site-b", "4.1.6", series="ompi", scale=SLOWER)]])
+    code, result, _ = _check(tmp_path)
+    assert code == EXIT_REGRESSION
+    assert {s["lineage"] for s in result["series"]} == {"ompi"}
+    assert all(s["n_baseline"] == 18 for s in result["series"])
+
+
+def test_a_finding_names_a_changed_iteration_count(tmp_path, capsys):
+    """Before logged -i 2000, after -i 10000 (synthetic labels): unlike runs are compared, and
+    the finding says so."""
+    write(tmp_path / "perflogs", [[Session("mod-openmpi-4_1_5", iterations="2000")]] * 6
+          + [[Session("mod-openmpi-4_1_6", "4.1.6", scale=SLOWER, iterations="10000")]])
+    assert _check(tmp_path)[0] == EXIT_REGRESSION
+    assert "changed iterations: 2000 -> 10000" in capsys.readouterr().out
