@@ -15,7 +15,8 @@ environment's name. Per system, partition and environment the lineage is:
 3. else (a name that is only a version) the MPI family.
 
 Environments of one derived lineage that were measured side by side (their runs overlap in
-time: the same sessions) stay apart: each keeps its own name as its lineage. A declared
+time: the same sessions) stay apart: each keeps its own name as its lineage (the others,
+which ran one after another, are the lineage). A declared
 lineage is never split. The versions (environment, MPI, OSU) stay attributes of each run, and a
 finding names what changed. Bad input is said in a note and nothing is dropped: a lineage whose
 environments are of two MPI families (the families stay separate series, as ``mpi_family`` is
@@ -70,6 +71,12 @@ def _successive(spans: list[tuple]) -> bool:
     return all(a[1] < b[0] for a, b in itertools.pairwise(ordered))
 
 
+def _overlapping(spans: list[tuple]) -> list[bool]:
+    """For each (first, last) span, whether another one overlaps it."""
+    return [any(j != i and a[0] <= b[1] and b[0] <= a[1] for j, b in enumerate(spans))
+            for i, a in enumerate(spans)]
+
+
 def _assign(env: pl.DataFrame) -> tuple[dict[tuple, str], list[str]]:
     """(system, partition, environ) -> lineage, and notes on environments kept apart."""
     out: dict[tuple, str] = {}
@@ -79,13 +86,15 @@ def _assign(env: pl.DataFrame) -> tuple[dict[tuple, str], list[str]]:
                                                                   maintain_order=True):
         names = group["environ"].to_list()
         spans = list(zip(group["first"], group["last"], strict=True))
-        apart = len(names) > 1 and None not in names and not _successive(spans)
-        for name in names:
-            out[(system, partition, name)] = name if apart else candidate
-        if apart:
-            notes.append(f"{system}:{partition}: environments {', '.join(sorted(names))} were "
-                         f"measured side by side (their runs overlap in time): each is a series "
-                         f"of its own, not the lineage {candidate!r}")
+        apart = [o and name is not None for name, o in zip(names, _overlapping(spans),
+                                                           strict=True)]
+        for name, own in zip(names, apart, strict=True):
+            out[(system, partition, name)] = name if own else candidate
+        if any(apart):
+            kept = sorted(n for n, own in zip(names, apart, strict=True) if own)
+            notes.append(f"{system}:{partition}: environments {', '.join(kept)} were measured "
+                         "side by side (their runs overlap in time): each is a series of its "
+                         f"own, not the lineage {candidate!r}")
     for row in env.filter(pl.col("declared").is_not_null()).iter_rows(named=True):
         out[(row["system"], row["partition"], row["environ"])] = row["declared"]
     return out, notes

@@ -155,3 +155,18 @@ def test_a_finding_names_a_changed_iteration_count(tmp_path, capsys):
           + [[Session("mod-openmpi-4_1_6", "4.1.6", scale=SLOWER, iterations="10000")]])
     assert _check(tmp_path)[0] == EXIT_REGRESSION
     assert "changed iterations: 2000 -> 10000" in capsys.readouterr().out
+
+
+def test_successive_versions_stay_one_lineage_beside_two_compared_side_by_side(tmp_path):
+    """4.1.4 then 4.1.5 (an upgrade), then 4.1.6 and 5.0.5 compared in the same sessions: the
+    first two are openmpi, the two compared keep their names."""
+    write(tmp_path / "perflogs", [[Session("openmpi-4.1.4", "4.1.4")]] * 2
+          + [[Session("openmpi-4.1.5")]] * 2
+          + [[Session("openmpi-4.1.6", "4.1.6"), Session("openmpi-5.0.5", "5.0.5")]] * 2,
+          repeat=2)
+    ds = load(tmp_path / "perflogs", use_cache=False)
+    pairs = set(ds.frame.select(pl.col("environ", "lineage").cast(pl.String)).unique().rows())
+    assert pairs == {("openmpi-4.1.4", "openmpi"), ("openmpi-4.1.5", "openmpi"),
+                     ("openmpi-4.1.6", "openmpi-4.1.6"), ("openmpi-5.0.5", "openmpi-5.0.5")}
+    assert any("environments openmpi-4.1.6, openmpi-5.0.5 were measured side by side" in n
+               for n in ds.notes)
