@@ -17,6 +17,7 @@ with what to declare; the ReFrame layer says it once per partition.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from dataclasses import dataclass
@@ -55,14 +56,21 @@ def allocation_nodes(launcher: str) -> int | None:
     if launcher == 'srunalloc' and os.environ.get('SLURM_JOB_NUM_NODES'):
         return int(os.environ['SLURM_JOB_NUM_NODES'])
     if launcher == 'flux' and os.environ.get('FLUX_URI'):
-        try:
-            out = subprocess.run(['flux', 'getattr', 'size'], capture_output=True, text=True,
-                                 timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        size = out.stdout.strip()
-        return int(size) if out.returncode == 0 and size.isdigit() else None
+        return flux_instance_size(os.environ['FLUX_URI'])
     return None
+
+
+@functools.cache
+def flux_instance_size(uri: str) -> int | None:
+    """Brokers (one per node) of the Flux instance at ``uri`` (``flux getattr size``, asked
+    once per instance: every test case reads its partition's topology)."""
+    try:
+        out = subprocess.run(['flux', 'getattr', 'size'], capture_output=True, text=True,
+                             timeout=30, env={**os.environ, 'FLUX_URI': uri})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    size = out.stdout.strip()
+    return int(size) if out.returncode == 0 and size.isdigit() else None
 
 
 def of_partition(part: Any) -> Topology:
