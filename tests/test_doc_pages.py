@@ -83,5 +83,23 @@ def test_every_relative_link_of_a_page_exists():
     assert not broken, f'links to nothing: {broken}'
 
 
+def slugs(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings."""
+    headings = re.findall(r'^#+ (.+)$', re.sub(r'```.*?```', '', page.read_text(), flags=re.S),
+                          re.M)
+    return {re.sub(r'[^\w\- ]', '', h.strip().lower()).replace(' ', '-') for h in headings}
+
+
+def test_every_anchor_of_a_link_exists():
+    pages = [*user_pages(), *sorted((REPO / 'docs/dev').glob('*.md'))]
+    broken = []
+    for page in pages:
+        for target, anchor in re.findall(r'\]\(([^)#\s]*)#([^)\s]+)\)', page.read_text()):
+            path = (page.parent / target).resolve() if target else page
+            if path.suffix == '.md' and path.exists() and anchor not in slugs(path):
+                broken.append(f'{page.relative_to(REPO)} -> {target}#{anchor}')
+    assert not broken, f'anchors no heading has: {broken}'
+
+
 def test_the_readme_is_a_front_door():
     assert len((REPO / 'README.md').read_text().splitlines()) <= 120
