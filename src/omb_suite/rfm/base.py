@@ -185,11 +185,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         if lo is not None or hi is not None:
             opts += ['-m', f'{"" if lo is None else lo}:{"" if hi is None else hi}'
                      if lo is not None else str(hi)]
-        if self.warmup is not None:
-            opts += ['-x', str(self.warmup)]
-        if self.iterations is not None:
-            opts += ['-i', str(self.iterations)]
-        return opts + self.mem_limit_options() + list(self.extra_opts)
+        return opts + self.count_options() + self.mem_limit_options() + list(self.extra_opts)
 
     def launcher_options(self) -> list[str]:
         """Launcher options that place the ranks; children define the placement."""

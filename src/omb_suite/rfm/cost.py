@@ -15,8 +15,8 @@ node-minutes per partition. The job script carries the plan as a comment for the
 
 Attributes the test must offer by the end of ``setup``: ``benchmark``, the job shape
 (``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``, ``topology``,
-``warmup``, ``iterations``, ``extra_opts``; optionally ``placement`` and
-``datatype_bytes()``.
+``warmup``, ``iterations``, ``warmup_large``, ``iterations_large``, ``extra_opts``;
+optionally ``placement`` and ``datatype_bytes()``.
 """
 
 from __future__ import annotations
@@ -185,7 +185,9 @@ class ScaleAware(rfm.RegressionTestPlugin):
         plan = self.sweep_plan()
         return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
                                  model or partition_model(self), warmup=self.warmup,
-                                 iterations=self.iterations, launches=self.launches())
+                                 iterations=self.iterations, launches=self.launches(),
+                                 warmup_large=self.warmup_large,
+                                 iterations_large=self.iterations_large)
 
     def base_prediction(self) -> costmodel.Prediction:
         """The prediction of the partition's declared model (or the defaults), not fitted:
