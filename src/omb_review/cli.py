@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import gate, importer
+from . import gate, importer, osu_changes
 from .detect import Settings
 from .ingest import Dataset, load
 from .siteconfig import ConfigError, default_config, link_peaks
@@ -203,7 +203,13 @@ def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
                            args.baseline)
     settings = Settings(threshold=args.threshold, alpha=args.alpha,
                         baseline_runs=args.baseline_runs, fdr=args.fdr)
-    return gate.run(ds.frame, windows, settings, args.override)
+    ds.frame, splits, notes = osu_changes.split(ds.frame)  # OSU changed the benchmark
+    for note in notes:
+        print(f"omb-review: {note}", file=sys.stderr)
+    ds.notes += notes
+    results = gate.run(ds.frame, windows, settings, args.override)
+    osu_changes.mark(results, splits)
+    return results
 
 
 def cmd_check(args) -> int:
