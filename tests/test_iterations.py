@@ -290,3 +290,36 @@ def test_dry_run_passes_buckets_only_to_an_osu_that_has_them(history_dir, osu, e
     small, large = per.iterations, per.iterations_large or per.iterations
     assert expected.format(small=small, large=large, one=one.iterations) in line, line
     assert (' up to 8 KiB' in out.stdout) == ('8192:' in expected)
+
+
+def _calls(name: str) -> tuple[str, dict[int, int]]:
+    """The command and rank 0's calls per size of a counted real OSU 8.0b2 run."""
+    text = (REPO / 'tests' / 'data' / 'osu80-counts' / f'{name}.txt').read_text()
+    line = next(x for x in text.splitlines() if ':' in x and not x.startswith(('$', '#')))
+    return text.splitlines()[0], {int(size): int(n) for size, n in
+                                  (w.split(':') for w in line.split() if ':' in w)}
+
+
+@pytest.mark.parametrize(('name', 'benchmark', 'per_iteration'), [
+    ('allreduce_buckets', 'osu_allreduce', 1), ('bw_buckets', 'osu_bw', 64),
+    ('latency_buckets', 'osu_latency', 1)])
+def test_osu_8_runs_each_size_as_the_bucket_form_says(name, benchmark, per_iteration):
+    """Real OSU 8.0b2 runs, its MPI calls counted: -x 8192:3:7 -i 8192:50:20 is 7 + 20 up to
+    8 KiB and 3 + 50 above (osu_latency takes 8192 B itself as large)."""
+    counts = osu_counts.Counts(7, 20, 3, 50)
+    command, calls = _calls(name)
+    assert command.endswith(' '.join(osu_counts.options(benchmark, counts, buckets=True)))
+    for size, n in calls.items():
+        large = size >= 8192 if benchmark == 'osu_latency' else size > 8192
+        assert n == per_iteration * (53 if large else 27), (size, n)
+        if size != 8192:
+            assert n == per_iteration * sum(counts.at(benchmark, size)), size
+
+
+def test_osu_8_takes_a_lone_warmup_for_its_iterations_after_i():
+    """Why the suite writes the bucket form on OSU >= 7.5.1 (real OSU 8.0b2 runs): OSU's
+    defaults are 1000 + 100 and 100 + 10; '-x 10 -i 100' keeps the small warm-up of 100 at
+    every size, '-i 100 -x 10' runs 10 iterations."""
+    assert _calls('allreduce_defaults')[1] == {4096: 1100, 8192: 1100, 16384: 110, 32768: 110}
+    assert set(_calls('allreduce_x_then_i')[1].values()) == {100 + 100}
+    assert set(_calls('allreduce_i_then_x')[1].values()) == {10 + 100}
