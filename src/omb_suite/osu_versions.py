@@ -17,9 +17,10 @@ from typing import Any
 
 from omb_suite import yamldata
 
-#: The title OSU compiles into osu_latency ('# OSU MPI%s Latency Test v7.4', 8.0b:
-#: '# OSU MPI%s Latency Test Test v8.0b'): the release of a tree without running it.
-_BANNER = re.compile(rb'Latency Test(?: Test)? v(\d+(?:\.\d+)+[a-z]*\d*)')
+#: The title every OSU program holds ('# OSU MPI%s Latency Test v7.4', 8.0b: '# OSU MPI%s
+#: Latency Test Test v8.0b', and '# MPI%s BENCHMARK NAME UNSET v8.0b'): the release of a
+#: program without running it.
+_BANNER = re.compile(rb'(?:Test|UNSET) v(\d+(?:\.\d+)+[a-z]*\d*)')
 _NOTED: set[str] = set()
 
 
@@ -124,11 +125,23 @@ def reduction_char(version: str) -> str:
     return str(_entry('reduction_char', version)['datatype'])
 
 
+@cache
 def banner_version(program: Path) -> str | None:
-    """The release compiled into an ``osu_latency`` program's title ('7.4', '8.0b'), read
-    from the file (8.0's programs print it only when launched with two processes)."""
+    """The release compiled into an OSU program's title ('7.4', '8.0b'), read from the file
+    (8.0's programs print it only when launched with at least two processes)."""
     try:
-        match = _BANNER.search(program.read_bytes())
+        match = _BANNER.search(Path(program).read_bytes())
     except OSError:
         return None
     return match[1].decode() if match else None
+
+
+def not_built(program: Path) -> str | None:
+    """What the MPI lacked when OSU (8.0 on) built ``program`` as a stub that only says so
+    (``data/osu_versions.yaml`` ``not_built``), or None for a real program."""
+    try:
+        text = Path(program).read_bytes()
+    except OSError:
+        return None
+    markers = _data()['not_built']['markers']
+    return next((need for line, need in markers.items() if line.encode() in text), None)
