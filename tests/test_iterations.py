@@ -323,3 +323,10 @@ def test_osu_8_takes_a_lone_warmup_for_its_iterations_after_i():
     assert _calls('allreduce_defaults')[1] == {4096: 1100, 8192: 1100, 16384: 110, 32768: 110}
     assert set(_calls('allreduce_x_then_i')[1].values()) == {100 + 100}
     assert set(_calls('allreduce_i_then_x')[1].values()) == {10 + 100}
+
+
+def test_counts_per_size_range_by_hand_skip_an_osu_without_buckets(history_dir):
+    out = _dry_run(history_dir, '--system', 'vm', '-S', 'iterations_large=50')
+    assert "iterations_large need OSU's iteration buckets (OSU 7.5.1 or later); this " \
+           "environment's OSU: 7.4" in out.stdout, out.stdout[-3000:]
+    assert not [s for s in job_scripts(history_dir).values() if '/osu_latency ' in s]
