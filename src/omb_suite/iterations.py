@@ -2,9 +2,10 @@
 
 OSU's default counts are the same whatever the noise. Here each reported size's earlier runs
 (same partition, environment and test: benchmark, placement, algorithm, scale) give the
-run-to-run spread of its reported figure, and one ``-i`` for the whole sweep is the smallest
-with which the gate (``omb-review check``) still catches ``step`` at ``power`` at every size,
-or, where even OSU's defaults cannot, loses at most ``power_loss`` of the defaults' power.
+run-to-run spread of its reported figure, and the counts (one ``-i`` for the whole sweep, or
+one per size range) are the smallest with which the gate (``omb-review check``) still catches
+``step`` at ``power`` at every size, or, where even OSU's defaults cannot, loses at most
+``power_loss`` of the defaults' power.
 
 - Spread: the gate's own estimator (``omb_review.detect.noise``: successive differences, a
   two-state or drifting series barely moves it) relative to the median.

@@ -6,7 +6,7 @@ passing runs in its partition's perflog (same test name, so same benchmark, plac
 algorithm and scale, and same environment) choose ``-x``/``-i``; the choice and its reason
 are printed, kept in ``iterations_reason`` (run report) and the counts in the perflog
 columns ``warmup``/``iterations``, and where the environment's OSU has iteration buckets
-(:func:`omb_suite.iterations.options`) a count per size range, the sizes above 8 KiB in
+(:func:`omb_suite.osu_counts.options`) a count per size range, the sizes above 8 KiB in
 ``warmup_large``/``iterations_large``, in the one launch. ``-S iterations_from_history=0``
 keeps OSU's defaults.
 
@@ -96,7 +96,7 @@ class FromHistory(rfm.RegressionTestPlugin):
         return osu_versions.supports(self.osu_version, 'iteration_buckets')
 
     def count_options(self) -> list[str]:
-        """``-x``/``-i`` as this OSU reads them (:func:`omb_suite.iterations.options`)."""
+        """``-x``/``-i`` as this OSU reads them (:func:`omb_suite.osu_counts.options`)."""
         return osu_counts.options(self.benchmark, self.counts(), self.osu_buckets())
 
     def size_history(self) -> list[iterations.SizeHistory]:
