@@ -288,7 +288,7 @@ def predicted(system: str, spreads: tuple[float, ...], shrink: dict | None) -> N
                 parts[path.split('/')[1]])))]
     default = sum(a.predicted_s * a.nodes for a in jobs) / 60
     print(f'\n{system} (predicted, {len(jobs)} jobs of the verdict set): OSU\'s defaults '
-          f'{default:.0f} node-minutes')
+          f'{default:.3g} node-minutes')
     for spread in spreads:
         one = buckets = 0.0
         for a in jobs:
@@ -297,9 +297,9 @@ def predicted(system: str, spreads: tuple[float, ...], shrink: dict | None) -> N
                 ratios = _ratios(a, parts[a.path.split('/')[1]], spread, shrink)
             one += a.predicted_s * ratios[0] * a.nodes / 60
             buckets += a.predicted_s * ratios[1] * a.nodes / 60
-        print(f'  every size spreading {spread:.1%}: one -i per launch {one:.0f} node-minutes, '
+        print(f'  every size spreading {spread:.1%}: one -i per launch {one:.3g} node-minutes, '
               f'{one / default:.2f} of OSU\'s defaults; a count per size range (buckets) '
-              f'{buckets:.0f}, {buckets / default:.2f}')
+              f'{buckets:.3g}, {buckets / default:.2f}')
 
 
 def _ratios(job, part: dict, spread: float, shrink: dict | None) -> tuple[float, float]:
