@@ -6,16 +6,17 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
         tests/review/data/trend, OSU's default counts): the counts iterations.choose takes from
         its first --history runs, both ways: one -i for the whole sweep (OSU before 7.5.1) and
         a count per size range in one launch (OSU's iteration buckets), then the gate slid
-        over the rest as
-        benchmarks/review_detection.py does (latest/baseline windows of data/iterations.yaml),
+        over the rest as benchmarks/review_detection.py does (latest/baseline windows of
+        data/iterations.yaml),
         on the values as measured (OSU's defaults) and on the same values with each run's
         deviation from the series median scaled by the modelled spread ratio at the chosen
         counts (the real sequence, two states and drift included; the scaling is the model
-        measured by `measure`). False alarms and detections of a --step step, per count,
+        measured by `measure`; --measured F, repeatable: whose exponents). False alarms and
+        detections of a --step step, per count,
         and the predicted seconds (cost model fitted from the same perflog) of each test at
         each count: the node-minutes ratio; --wall N: each test's whole sweep also run for
         real (bare launches, OSU from --osu) N times at each count, interleaved (the counts
-        as that OSU reads them: iterations.options; buckets only where it has them); --launch:
+        as that OSU reads them: osu_counts.options; buckets only where it has them); --launch:
         the launch command (default: mpirun -np 2 here; on the mini-cluster, e.g.
         'srun -N 2 -n 2 --mpi=pmix', docs/benchmarks.md).
         --smoke: osu_latency only, 20 runs of history, no prediction for another system.
@@ -24,8 +25,8 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
     python benchmarks/verdict_power.py measure OUT.json [--reps 12] [--osu VIEW]
         Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks, --launch) at 1-100 % of OSU's
         default counts, small (1 B-1 KiB) and large (64 KiB-4 MiB) sizes as separate launches
-        (counts as iterations.options writes them for that OSU),
-        the cases shuffled within each repetition: the data the exponents are fitted from.
+        (counts as osu_counts.options writes them for that OSU), the cases shuffled within
+        each repetition: the data the exponents are fitted from.
     python benchmarks/verdict_power.py fit OUT.json
         How the spread (the gate's estimator) shrinks with iterations, per OSU loop and band:
         the slope of log spread on log iterations (sizes as fixed effects) and its upper
