@@ -121,3 +121,9 @@ def test_a_dry_run_with_osu_9_names_the_release_once_and_passes_what_80_accepts(
                 if './omb_rank.sh' in x]
     assert len(launches) > 5 and not any(' -M ' in x for x in launches)
     assert all(' -m :' in x for x in launches if '-m' in x.split())
+
+
+def test_a_defect_of_a_release_is_named_for_it_only():
+    assert 'MPI_ERR_RMA_RANGE' in osu_versions.defect('8.0b', 'dynamic_window')
+    assert osu_versions.defect('7.4', 'dynamic_window') is None
+    assert osu_versions.defect(None, 'dynamic_window') is None

@@ -141,7 +141,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
             osu_versions.lacks(self.benchmark, self.osu_version)
             and f'OSU {self.osu_version} installs no {self.benchmark}')
         if absent:
-            self.skip(f'{absent}: build a newer OSU for this environment (docs/spack.md)')
+            self.skip(f'{absent}: build an OSU release that has it (docs/spack.md)')
         roots = [self.osu_root, *environ_facts.osu_roots(self.current_environ),
                  os.environ.get('OSU_ROOT')]
         try:
