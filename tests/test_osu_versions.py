@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from rfm_helpers import needs_osu
+from rfm_helpers import fake_osu_tree, job_scripts, needs_osu, run_reframe, write_registry
 from testdata import REPO
 
 from omb_suite import catalogue, osu_versions
@@ -91,3 +91,39 @@ def test_the_release_is_read_from_the_title_as_80_prints_it():
 def test_the_release_of_a_real_osu_tree_is_read_from_its_osu_latency():
     found = sorted(Path(os.environ['OSU_ROOT']).rglob('osu_latency'))
     assert osu_versions.banner_version(found[0]) in {'7.3', '7.4'}
+
+
+def test_a_program_80_does_not_install_is_known():
+    assert osu_versions.lacks('osu_scatter_persistent', '8.0b')
+    assert not osu_versions.lacks('osu_scatter_persistent', '7.4')
+    assert not osu_versions.lacks('osu_scatter_persistent', None)
+    assert not osu_versions.lacks('osu_scatterv_persistent', '8.0b')
+
+
+def test_a_program_80_built_without_what_it_needs_is_told_by_the_line_it_holds():
+    """The stub's line as a real 8.0b2 stub printed it (Open MPI 4.1.4 has no MPI-4)."""
+    stub = OSU80 / 'cap80_ompi_osu_allreduce_persistent_m1-1024.txt'
+    assert osu_versions.not_built(stub) == 'MPI-4 persistent collectives'
+    assert osu_versions.not_built(OSU80 / 'cap80_ompi_osu_allreduce_m1-1024.txt') is None
+
+
+def test_a_dry_run_with_osu_9_names_the_release_once_and_passes_what_80_accepts(tmp_path):
+    """Synthetic registry: OSU '9.1' (newer than the data) over a fake OSU tree."""
+    osu = fake_osu_tree(tmp_path / 'osu')
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'site-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(osu), 'osu_version': '9.1', 'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'OsuPt2Pt|OsuCollective',
+                      registry=registry)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert out.stdout.count('OSU 9.1 is newer than the releases the suite knows') == 1
+    launches = [x for s in job_scripts(tmp_path).values() for x in s.splitlines()
+                if './omb_rank.sh' in x]
+    assert len(launches) > 5 and not any(' -M ' in x for x in launches)
+    assert all(' -m :' in x for x in launches if '-m' in x.split())
+
+
+def test_a_defect_of_a_release_is_named_for_it_only():
+    assert 'MPI_ERR_RMA_RANGE' in osu_versions.defect('8.0b', 'dynamic_window')
+    assert osu_versions.defect('7.4', 'dynamic_window') is None
+    assert osu_versions.defect(None, 'dynamic_window') is None

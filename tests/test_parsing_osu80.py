@@ -16,6 +16,7 @@ FILES = sorted(p.name for p in DATA.glob('cap80_*.txt'))
 SINGLE = [n for n in FILES if '_omb_' not in n]
 
 #: Outputs OSU 8.0b2 printed no whole table in, and what the refusal quotes (a pattern).
+#: Open MPI 4.1.4 (cap80_ompi_*) unless named cap80_mpich_*.
 REFUSED = {
     # Open MPI 4.1.4 has no MPI-4 persistent collectives or partitioned point-to-point: 8.0
     # builds those programs anyway, as stubs that only say so
@@ -44,6 +45,13 @@ REFUSED = {
     'cap80_ompi_osu_latency_z.txt': 'garbled data row at line 6',
     # 8.0b2 misreads -m without a colon (data/osu_versions.yaml max_size_alone)
     'cap80_ompi_osu_latency_m16.txt': 'no data rows',
+    'cap80_mpich_osu_latency_m16.txt': 'Segmentation fault',
+    # MPICH 4.0.2
+    'cap80_mpich_osu_latency_M.txt': r'Invalid option \[-M\]',
+    'cap80_mpich_osu_bw_fan_in_m1-1024.txt': 'exited with 206: Invalid processes count',
+    'cap80_mpich_osu_bw_fan_out_m1-1024.txt': 'exited with 206: Invalid processes count',
+    'cap80_mpich_osu_latency_version.txt': 'exited with 202: -v or --version was passed',
+    'cap80_mpich_osu_latency_mp_m1-1024.txt': 'no column header and no data rows',
 }
 
 
@@ -73,11 +81,17 @@ def test_each_80_output_is_read_or_refused_with_its_line(name):
         assert f"{table.meta['datatype']}" == osu_versions.default_datatype(program, '8.0b')
 
 
-def test_a_run_stopped_after_its_first_size_is_refused_for_the_sizes_it_lacks():
-    """osu_latency_mt hung after size 1 with Open MPI (stopped by `timeout` after 120 s)."""
-    text = (DATA / 'cap80_ompi_osu_latency_mt_m1-1024.txt').read_text()
+@pytest.mark.parametrize('name', ['cap80_ompi_osu_latency_mt_m1-1024.txt',
+                                  'cap80_mpich_osu_latency_mt_m1-1024.txt',
+                                  'cap80_mpich_osu_latency_z.txt'])
+def test_a_run_that_printed_one_size_is_refused_for_the_sizes_it_lacks(name):
+    """osu_latency_mt hung after size 1 (stopped by `timeout` after 120 s); 8.0b2's -z
+    prints its percentiles on lines that are no rows."""
+    _, options = command(name)
+    hi = int(options[options.index('-m') + 1].split(':')[1])
     with pytest.raises(Exception, match='missing'):
-        parse_osu_output(text, expect_sizes=[1 << n for n in range(11)])
+        parse_osu_output((DATA / name).read_text(),
+                         expect_sizes=[1 << n for n in range(hi.bit_length())])
 
 
 def test_the_reductions_print_mpi_int_and_start_at_4_bytes():
@@ -156,3 +170,13 @@ def test_the_comma_list_of_iteration_buckets_runs_its_last_count_at_every_size()
     """-i 1024:300,8192:50,65536:7 in 8.0b2: 7 everywhere (the suite never writes it)."""
     table = parse_osu_output((DATA / 'cap80_ompi_osu_allreduce_bucket_list_f.txt').read_text())
     assert set(table.column('iterations').values()) == {7}
+
+
+def test_a_warmup_count_after_the_iterations_sets_the_iterations_in_80():
+    """-i 20 -x 2 ran 2 timed iterations, -x 2 -i 20 ran 20: the suite writes -x first."""
+    def iterations(name: str) -> set[int]:
+        table = parse_osu_output((DATA / name).read_text())
+        return set(table.column('iterations').values())
+    assert iterations('cap80_ompi_osu_allreduce_f_i20_x2.txt') == {2}
+    assert iterations('cap80_ompi_osu_allreduce_f_x2_i20.txt') == {20}
+    assert osu_versions.fact('iteration_buckets')['x_before_i'] is True

@@ -120,6 +120,22 @@ def default_datatype(benchmark: str, version: str | None) -> str | None:
     return str(entry['default'])
 
 
+def lacks(benchmark: str, version: str | None) -> bool:
+    """Whether OSU ``version`` installs no ``benchmark`` though the catalogue has it."""
+    known = as_known(version)
+    return known is not None and any(
+        benchmark in entry['programs'] and _in_range(known, entry)
+        for entry in _data()['missing_programs'])
+
+
+def defect(version: str | None, name: str) -> str | None:
+    """What defect ``name`` (``data/osu_versions.yaml`` ``defects``) of OSU ``version`` does,
+    or None when that release does not have it (or is unknown)."""
+    entry = _data()['defects'][name]
+    known = as_known(version)
+    return str(entry['doc']) if known is not None and _in_range(known, entry) else None
+
+
 def reduction_char(version: str) -> str:
     """What a reduction runs when asked for ``-T mpi_char`` (MPI_SIGNED_CHAR from 7.5)."""
     return str(_entry('reduction_char', version)['datatype'])

@@ -137,9 +137,11 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
 
     def program(self) -> str:
         """The OSU program by absolute path, or a skip saying how to get it."""
-        absent = catalogue.get(self.benchmark).missing_from(self.osu_version)
+        absent = catalogue.get(self.benchmark).missing_from(self.osu_version) or (
+            osu_versions.lacks(self.benchmark, self.osu_version)
+            and f'OSU {self.osu_version} installs no {self.benchmark}')
         if absent:
-            self.skip(f'{absent}: build a newer OSU for this environment (docs/spack.md)')
+            self.skip(f'{absent}: build an OSU release that has it (docs/spack.md)')
         roots = [self.osu_root, *environ_facts.osu_roots(self.current_environ),
                  os.environ.get('OSU_ROOT')]
         try:
