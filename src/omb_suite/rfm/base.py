@@ -194,7 +194,8 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         hi = self.sweep_max(asked)
         if lo is not None or hi is not None:   # 8.0b2 misreads '-m MAX': ':MAX' there
             alone = lo is None and osu_versions.supports(self.osu_version, 'max_size_alone')
-            opts += ['-m', str(hi) if alone else f'{"" if lo is None else lo}:{hi or ""}']
+            span = f'{"" if lo is None else lo}:{"" if hi is None else hi}'
+            opts += ['-m', str(hi) if alone else span]
         return opts + self.count_options() + self.mem_limit_options() + list(self.extra_opts)
 
     def launcher_options(self) -> list[str]:
