@@ -133,7 +133,8 @@ def analyse(measured, records, scales) -> None:
                              sockets=1)
         shape = costmodel.Shape(ranks, 1, ranks, CORES, 'intra_socket')
         want = osu_limits.plan_sweep(bench, ranks, 1, MAX_SIZE, user_mem_limit=MEM_LIMIT,
-                                     ranks_per_node=ranks, node_memory=None).sizes \
+                                     ranks_per_node=ranks, node_memory=None,
+                                     osu_version=None).sizes \
             if bench != 'osu_barrier' else []
         assert want == sizes, (bench, ranks, want, sizes)
         pred = costmodel.predict(bench, sizes, shape, fitted, warmup=WARMUP, iterations=iters)

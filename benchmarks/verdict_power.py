@@ -4,15 +4,19 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
     python benchmarks/verdict_power.py [PERFLOG_DIR ...] [--smoke] [--step 0.05]
         For every series of each perflog directory (default: the 80 real sessions of
         tests/review/data/trend, OSU's default counts): the counts iterations.choose takes from
-        its first --history runs, then the gate slid over the rest as
-        benchmarks/review_detection.py does (latest/baseline windows of data/iterations.yaml),
+        its first --history runs, both ways: one -i for the whole sweep (OSU before 7.5.1) and
+        a count per size range in one launch (OSU's iteration buckets), then the gate slid
+        over the rest as benchmarks/review_detection.py does (latest/baseline windows of
+        data/iterations.yaml),
         on the values as measured (OSU's defaults) and on the same values with each run's
         deviation from the series median scaled by the modelled spread ratio at the chosen
         counts (the real sequence, two states and drift included; the scaling is the model
-        measured by `measure`). False alarms and detections of a --step step, per count,
+        measured by `measure`; --measured F, repeatable: whose exponents). False alarms and
+        detections of a --step step, per count,
         and the predicted seconds (cost model fitted from the same perflog) of each test at
-        both counts: the node-minutes ratio; --wall N: each test's whole sweep also run for
-        real (bare launches, OSU from --osu) N times at both counts, interleaved; --launch:
+        each count: the node-minutes ratio; --wall N: each test's whole sweep also run for
+        real (bare launches, OSU from --osu) N times at each count, interleaved (the counts
+        as that OSU reads them: osu_counts.options; buckets only where it has them); --launch:
         the launch command (default: mpirun -np 2 here; on the mini-cluster, e.g.
         'srun -N 2 -n 2 --mpi=pmix', docs/benchmarks.md).
         --smoke: osu_latency only, 20 runs of history, no prediction for another system.
@@ -20,8 +24,9 @@ OSU's defaults, at the gate's detection power measured by replaying real noise.
         Only the prediction for SYSTEM (the default run ends with it for --predict).
     python benchmarks/verdict_power.py measure OUT.json [--reps 12] [--osu VIEW]
         Real OSU runs (osu_latency, osu_bw, osu_allreduce, 2 ranks, --launch) at 1-100 % of OSU's
-        default counts, small (1 B-1 KiB) and large (64 KiB-4 MiB) sizes as separate launches,
-        the cases shuffled within each repetition: the data the exponents are fitted from.
+        default counts, small (1 B-1 KiB) and large (64 KiB-4 MiB) sizes as separate launches
+        (counts as osu_counts.options writes them for that OSU), the cases shuffled within
+        each repetition: the data the exponents are fitted from.
     python benchmarks/verdict_power.py fit OUT.json
         How the spread (the gate's estimator) shrinks with iterations, per OSU loop and band:
         the slope of log spread on log iterations (sizes as fixed effects) and its upper
@@ -50,7 +55,15 @@ from omb_review import gate
 from omb_review.detect import Settings
 from omb_review.ingest import load
 from omb_review.series import worse_when
-from omb_suite import catalogue, costfit, costmodel, iterations, osu_limits
+from omb_suite import (
+    catalogue,
+    costfit,
+    costmodel,
+    iterations,
+    osu_counts,
+    osu_limits,
+    osu_versions,
+)
 from omb_suite.parsing import parse_osu_output
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,9 +74,21 @@ PROGRAMS = ('osu_latency', 'osu_bw', 'osu_allreduce')
 RANGES = {'small': (1, 1024), 'large': (65536, 4194304)}
 FRACTIONS = (0.01, 0.03, 0.1, 0.3, 1.0)
 MPIRUN = ('mpirun', '--allow-run-as-root', '--oversubscribe', '-np', '2')
+WAYS = ('default', 'one -i', 'buckets')
+
+
+def _program(view: Path, prog: str) -> Path:
+    return view / 'libexec' / 'osu-micro-benchmarks' / 'mpi' / catalogue.get(prog).group / prog
+
+
+def has_buckets(view: Path) -> tuple[str | None, bool]:
+    """(release, iteration buckets?) of the OSU under ``view``, from its osu_latency."""
+    version = osu_versions.banner_version(_program(view, 'osu_latency'))
+    return version, osu_versions.supports(version, 'iteration_buckets')
 
 
 def measure(out: Path, reps: int, view: Path, launch: list[str]) -> None:
+    version, buckets = has_buckets(view)
     cases = []
     for prog in PROGRAMS:
         for band, (lo, hi) in RANGES.items():
@@ -74,9 +99,8 @@ def measure(out: Path, reps: int, view: Path, launch: list[str]) -> None:
     for rep in range(reps):
         random.shuffle(cases)
         for prog, band, lo, hi, i, x in cases:
-            group = catalogue.get(prog).group
-            exe = view / 'libexec' / 'osu-micro-benchmarks' / 'mpi' / group / prog
-            cmd = [*launch, str(exe), '-m', f'{lo}:{hi}', '-i', str(i), '-x', str(x)]
+            cmd = [*launch, str(_program(view, prog)), '-m', f'{lo}:{hi}',
+                   *osu_counts.options(prog, osu_counts.Counts(x, i), buckets)]
             t0 = time.monotonic()
             text = subprocess.run(cmd, capture_output=True, text=True, timeout=600).stdout
             col = parse_osu_output(text).column(catalogue.get(prog).metrics[0])
@@ -86,9 +110,18 @@ def measure(out: Path, reps: int, view: Path, launch: list[str]) -> None:
         print(f'repetition {rep + 1} of {reps} done', flush=True)
     out.write_text(json.dumps({'provenance': {
         'start': start, 'end': time.strftime('%FT%TZ', time.gmtime()), 'host': platform.node(),
-        'osu': f'OSU 7.3 built by this repository\'s Spack recipe ({view})',
-        'mpi': "Debian's Open MPI 4.1.4", 'launch': ' '.join(launch),
+        'osu': f'OSU {version} ({view})', 'mpi': _mpi(launch), 'launch': ' '.join(launch),
         'order': 'cases shuffled within each repetition'}, 'runs': records}, indent=0))
+
+
+def _mpi(launch: list[str]) -> str:
+    """The launcher's own version line (``mpirun --version``)."""
+    try:
+        text = subprocess.run([launch[0], '--version'], capture_output=True, text=True,
+                              timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 'unknown'
+    return next((line for line in text.splitlines() if line.strip()), 'unknown')
 
 
 def fit(path: Path) -> dict[str, dict[str, float]]:
@@ -142,101 +175,90 @@ def _verdicts(run: gate.Run, first: int, step: float, s: Settings) -> tuple[int,
     return positions, alarms, caught
 
 
-def _cost(test: dict, rows: list[dict[str, str]], band: str | None = None):
-    """Predicted seconds of a test's sweep (``band``: its small or large sizes only, one
-    launch) at given counts: the cost model fitted from the perflog's own records (nodes of
-    this machine's two cores, as the mini-cluster's are)."""
+def _cost(test: dict, rows: list[dict[str, str]]) -> iterations.Cost:
+    """Predicted seconds of a test's sweep at given counts: the cost model fitted from the
+    perflog's own records (nodes of this machine's two cores, as the mini-cluster's are)."""
     bench = test['benchmark']
     model = costfit.fit(rows, costmodel.model_for({}), cores_per_node=2, cores_per_socket=2,
                         sockets=1)
     nodes = test['num_nodes'] or 1
     shape = costmodel.Shape(test['num_tasks'], nodes, max(1, test['num_tasks'] // nodes), 2,
                             test.get('placement') or 'intra_socket')
-    sweep = [z for z in osu_limits.sizes_between(1, catalogue.get(bench).max_size)
-             if band is None or osu_limits.is_large(z) == (band == 'large')]
-
-    def cost(x: int | None, i: int | None) -> float:
-        return costmodel.predict(bench, sweep, shape, model, warmup=x, iterations=i).seconds
-    return cost
+    sweep = osu_limits.sizes_between(1, catalogue.get(bench).max_size)
+    return lambda counts: _predict(bench, sweep, shape, model, counts)
 
 
-def _split(keys: dict, sizes: dict[int, gate.Run], history: int, shrink: dict | None,
-           rows: list[dict[str, str]]) -> float:
-    """Predicted seconds if the sweep ran as two launches (``-m`` up to 8 KiB, then from
-    16 KiB), each with the counts its own sizes' history chooses."""
-    total = 0.0
-    for band in ('small', 'large'):
-        part = [iterations.SizeHistory(z, list(r.values[:history]), None)
-                for z, r in sorted(sizes.items()) if osu_limits.is_large(z) == (band == 'large')]
-        cost = _cost(keys, rows, band)
-        choice = iterations.choose(keys['benchmark'], band, part, cost, shrink)
-        total += cost(choice.warmup, choice.iterations)
-    return total
+def _predict(bench: str, sweep: list[int], shape: costmodel.Shape, model: costmodel.PerfModel,
+             counts: osu_counts.Counts) -> float:
+    return costmodel.predict(bench, sweep, shape, model, warmup=counts.warmup,
+                             iterations=counts.iterations, warmup_large=counts.warmup_large,
+                             iterations_large=counts.iterations_large).seconds
 
 
 def replay(perflog_dir: Path, history: int, step: float, only: str | None,
            shrink: dict | None) -> tuple:
     """Gate outcomes (positions, false alarms, detections) and predicted seconds at OSU's
-    defaults and at the chosen counts, summed over the directory's tests."""
+    defaults and at the counts chosen both ways (one -i, buckets), summed over the
+    directory's tests; and the counts chosen per test."""
     g = iterations.goal()
     s = replace(Settings(), alpha=g.alpha, z_min=g.z_min, threshold=g.threshold,
                 baseline_runs=g.baseline)
     rows = [r for path in sorted(perflog_dir.rglob('*.log'))
             for r in costfit.read_perflog(path)[0]]
-    totals = {'default': [0, 0, 0], 'chosen': [0, 0, 0]}
-    seconds = {'default': 0.0, 'chosen': 0.0, 'split': 0.0}
-    chosen: dict[str, iterations.Choice] = {}
+    totals = {way: [0, 0, 0] for way in WAYS}
+    seconds = dict.fromkeys(WAYS, 0.0)
+    chosen: dict[str, dict[str, osu_counts.Counts]] = {}
     for test, sizes in _tests(perflog_dir, only).items():
         keys = dict(test)
         bench = keys['benchmark']
         hist = [iterations.SizeHistory(z, list(r.values[:history]), None)
                 for z, r in sorted(sizes.items())]
         cost = _cost(keys, [r for r in rows if r.get('environ') == keys['environ']])
-        choice = iterations.choose(bench, f'{bench} {keys.get("placement")}', hist, cost,
-                                   shrink)
-        print(choice.reason)
-        chosen[bench] = choice
-        seconds['default'] += cost(None, None)
-        seconds['chosen'] += cost(choice.warmup, choice.iterations)
-        seconds['split'] += _split(keys, sizes, history, shrink,
-                                   [r for r in rows if r.get('environ') == keys['environ']])
-        for size, run in sorted(sizes.items()):
-            default_n = osu_limits.loop(bench, [size])[0][2]
-            ratio = (default_n / (choice.iterations or default_n)) ** \
-                iterations.exponent(bench, size, shrink)
-            med = np.median(run.values[:history])
-            scaled = gate.Run(run.keys, run.times, med + (run.values - med) * ratio, run.meta)
-            first = max(history, g.min_history + g.latest)
-            for count, r in (('default', run), ('chosen', scaled)):
-                got = _verdicts(r, first, step, s)
-                totals[count] = [a + b for a, b in zip(totals[count], got, strict=True)]
+        chosen[bench] = {'default': osu_counts.Counts()}
+        for way, buckets in (('one -i', False), ('buckets', True)):
+            choice = iterations.choose(bench, f'{bench} {keys.get("placement")}', hist, cost,
+                                       shrink, buckets)
+            print(f'  {way:<8} {choice.reason}')
+            chosen[bench][way] = choice.counts
+        first = max(history, g.min_history + g.latest)
+        for way, counts in chosen[bench].items():
+            seconds[way] += cost(counts)
+            for size, run in sorted(sizes.items()):
+                default_n = osu_limits.loop(bench, [size])[0][2]
+                ratio = (default_n / counts.at(bench, size)[1]) ** \
+                    iterations.exponent(bench, size, shrink)
+                med = np.median(run.values[:history])
+                scaled = gate.Run(run.keys, run.times, med + (run.values - med) * ratio,
+                                  run.meta)
+                got = _verdicts(scaled, first, step, s)
+                totals[way] = [a + b for a, b in zip(totals[way], got, strict=True)]
     return totals, seconds, chosen
 
 
-def wall(chosen: dict[str, iterations.Choice], reps: int, view: Path, launch: list[str]
-         ) -> None:
+def wall(chosen: dict[str, dict[str, osu_counts.Counts]], reps: int, view: Path,
+         launch: list[str]) -> None:
     """Real wall time of each test's whole sweep, bare ``launch`` commands, at OSU's
-    defaults and at the chosen counts, interleaved ``reps`` times (medians)."""
+    defaults and at each way's counts (buckets only where the OSU has them), interleaved
+    ``reps`` times, the order shuffled within a repetition (medians)."""
+    version, buckets = has_buckets(view)
+    ways = [w for w in WAYS if buckets or w != 'buckets']
     runs: dict[tuple[str, str], list[float]] = {}
     for _ in range(reps):
-        for bench, choice in chosen.items():
-            exe = view / 'libexec' / 'osu-micro-benchmarks' / 'mpi' / \
-                catalogue.get(bench).group / bench
-            counts = [] if choice.iterations is None else \
-                ['-x', str(choice.warmup), '-i', str(choice.iterations)]
-            for label, opts in (('default', []), ('chosen', counts)):
-                t0 = time.monotonic()
-                subprocess.run([*launch, str(exe), *opts], capture_output=True, check=True,
-                               timeout=600)
-                runs.setdefault((bench, label), []).append(time.monotonic() - t0)
-    total = {label: sum(float(np.median(runs[(b, label)])) for b in chosen)
-             for label in ('default', 'chosen')}
+        cases = [(bench, way) for bench in chosen for way in ways]
+        random.shuffle(cases)
+        for bench, way in cases:
+            cmd = [*launch, str(_program(view, bench)),
+                   *osu_counts.options(bench, chosen[bench][way], buckets)]
+            t0 = time.monotonic()
+            subprocess.run(cmd, capture_output=True, check=True, timeout=600)
+            runs.setdefault((bench, way), []).append(time.monotonic() - t0)
+    med = {k: float(np.median(v)) for k, v in runs.items()}
     for bench in chosen:
-        print(f'  {bench}: {np.median(runs[(bench, "default")]):.2f} s at OSU\'s defaults, '
-              f'{np.median(runs[(bench, "chosen")]):.2f} s chosen (medians of {reps}, bare '
-              f'{launch[0]})')
-    print(f'  measured wall ratio chosen / OSU\'s defaults: '
-          f'{total["chosen"] / total["default"]:.2f}')
+        print(f'  {bench} (OSU {version}, medians of {reps}, bare {launch[0]}): ' + ', '.join(
+            f'{way} {med[(bench, way)]:.2f} s' for way in ways))
+    total = {way: sum(med[(b, way)] for b in chosen) for way in ways}
+    print('  measured wall ratio / OSU\'s defaults: ' + ', '.join(
+        f'{way} {total[way] / total["default"]:.2f}' for way in ways[1:]))
 
 
 def _memory(partition: dict) -> int | None:
@@ -267,23 +289,23 @@ def predicted(system: str, spreads: tuple[float, ...], shrink: dict | None) -> N
                 parts[path.split('/')[1]])))]
     default = sum(a.predicted_s * a.nodes for a in jobs) / 60
     print(f'\n{system} (predicted, {len(jobs)} jobs of the verdict set): OSU\'s defaults '
-          f'{default:.0f} node-minutes')
+          f'{default:.3g} node-minutes')
     for spread in spreads:
-        one = split = 0.0
+        one = buckets = 0.0
         for a in jobs:
             ratios = (1.0, 1.0)
-            if a.benchmark in catalogue.catalogue():  # not the collectives' correctness run
+            if a.benchmark in catalogue.catalogue():  # not a program of ours
                 ratios = _ratios(a, parts[a.path.split('/')[1]], spread, shrink)
             one += a.predicted_s * ratios[0] * a.nodes / 60
-            split += a.predicted_s * ratios[1] * a.nodes / 60
-        print(f'  every size spreading {spread:.1%}: {one:.0f} node-minutes, '
-              f'{one / default:.2f} of OSU\'s defaults (two launches per test, small and '
-              f'large sizes: {split / default:.2f})')
+            buckets += a.predicted_s * ratios[1] * a.nodes / 60
+        print(f'  every size spreading {spread:.1%}: one -i per launch {one:.3g} node-minutes, '
+              f'{one / default:.2f} of OSU\'s defaults; a count per size range (buckets) '
+              f'{buckets:.3g}, {buckets / default:.2f}')
 
 
 def _ratios(job, part: dict, spread: float, shrink: dict | None) -> tuple[float, float]:
-    """Predicted cost at the counts chosen for ``spread`` over OSU's defaults: one launch,
-    and two launches (sizes up to 8 KiB, then the larger ones) with counts of their own."""
+    """Predicted cost at the counts chosen for ``spread`` over OSU's defaults, one launch
+    each: one -i for the sweep, and a count per size range (OSU's buckets)."""
     proc, model = part['processor'], costmodel.model_for(part.get('extras'))
     per_node = max(1, job.ranks // max(1, job.nodes))
     shape = costmodel.Shape(job.ranks, job.nodes, per_node, proc['num_cpus'],
@@ -291,22 +313,13 @@ def _ratios(job, part: dict, spread: float, shrink: dict | None) -> tuple[float,
                                               proc['num_sockets']))
     sweep = osu_limits.sizes_between(1, catalogue.get(job.benchmark).max_size or 1)
     reported = [z for z in (1, 8, 1024, 65536, 1048576, 4194304) if z <= sweep[-1]]
-    costs = []
-    for band in (None, False, True):
-        part_sweep = [z for z in sweep if band is None or osu_limits.is_large(z) == band]
-        sizes = [z for z in reported if band is None or osu_limits.is_large(z) == band]
-        if not part_sweep or not sizes:
-            costs.append(0.0)
-            continue
-
-        def cost(x, i, sweep=part_sweep):
-            return costmodel.predict(job.benchmark, sweep, shape, model, warmup=x,
-                                     iterations=i).seconds
-        choice = iterations.choose_for_spread(job.benchmark, job.path, sizes, spread, cost,
-                                              shrink)
-        costs.append(cost(choice.warmup, choice.iterations))
-    whole = costmodel.predict(job.benchmark, sweep, shape, model).seconds
-    return costs[0] / whole, (costs[1] + costs[2]) / whole
+    def cost(counts: osu_counts.Counts) -> float:
+        return _predict(job.benchmark, sweep, shape, model, counts)
+    whole = cost(osu_counts.Counts())
+    one, buckets = (cost(iterations.choose_for_spread(job.benchmark, job.path, reported,
+                                                      spread, cost, shrink, b).counts)
+                    for b in (False, True))
+    return one / whole, buckets / whole
 
 
 def main() -> int:
@@ -315,8 +328,9 @@ def main() -> int:
     p.add_argument('--smoke', action='store_true')
     p.add_argument('--step', type=float, default=None, help='step (data/iterations.yaml)')
     p.add_argument('--history', type=int, default=30, help='runs that choose the counts (30)')
-    p.add_argument('--measured', type=Path, default=SPREAD,
-                   help='runs of `measure` whose exponents stand for this machine')
+    p.add_argument('--measured', type=Path, action='append',
+                   help='runs of `measure` whose exponents stand for this machine (repeat '
+                        f'for several; default {SPREAD.name})')
     p.add_argument('--predict', default='example-epyc', help='system predicted ("": none)')
     p.add_argument('--reps', type=int, default=12)
     p.add_argument('--wall', type=int, default=0, metavar='N',
@@ -336,22 +350,21 @@ def main() -> int:
         return 0
     step = a.step or iterations.goal().step
     only, history = ('osu_latency', 20) if a.smoke else (None, a.history)
-    sources = {'declared by no partition (default)': None,
-               f'measured here ({a.measured.name})': fit(a.measured)}
+    sources: dict[str, dict | None] = {'declared by no partition (default)': None}
+    for path in a.measured or [SPREAD]:
+        print(f'exponents of {path.name}:')
+        sources[f'measured ({path.name})'] = fit(path)
     for directory in [Path(d) for d in a.args] or [TREND]:
         for source, shrink in sources.items():
             print(f'\n== {directory.name}, exponents {source}')
             totals, seconds, chosen = replay(directory, history, step, only, shrink)
             print(f'gate replayed on {totals["default"][0]} series-windows, a {step:.0%} '
                   f'step in the latest {iterations.goal().latest} runs')
-            for count in ('default', 'chosen'):
-                pos, alarms, caught = totals[count]
-                print(f'  {count:<8} counts: false alarms {alarms / pos:.1%}, detected '
-                      f'{caught / pos:.1%}, predicted {seconds[count]:.1f} s')
-            print(f'  node-minutes ratio chosen / OSU\'s defaults: '
-                  f'{seconds["chosen"] / seconds["default"]:.2f} (target <= 0.33); split into '
-                  f'two launches per test (not what the checks do): '
-                  f'{seconds["split"] / seconds["default"]:.2f}')
+            for way in WAYS:
+                pos, alarms, caught = totals[way]
+                print(f'  {way:<8} false alarms {alarms / pos:.1%}, detected '
+                      f'{caught / pos:.1%}, predicted {seconds[way]:.1f} s, node-minutes '
+                      f'ratio {seconds[way] / seconds["default"]:.2f} (target <= 0.33)')
             if a.wall:
                 wall(chosen, a.wall, a.osu, shlex.split(a.launch))
     if a.predict and not a.smoke:

@@ -35,6 +35,7 @@ WITH_OSU = [
                         '-S', 'max_size=8', '-S', 'iterations=100', '-S', 'warmup=10'],
      'run 2: exit 0'),
     ('harness_overhead.py', ['--smoke', '--environ', 'system-openmpi'], 'listing with the'),
+    ('osu_launchers.py', ['--smoke'], 'launchers'),
     ('tuning_gain.py', ['--smoke', '--environ', 'system-openmpi', '--dir', '{tmp}/tuning'],
      'target (never slower than the default'),
 ]

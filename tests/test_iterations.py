@@ -1,6 +1,8 @@
 """-x/-i from the partition's own history (omb_suite.iterations, rfm/iterations.py): the
 choice on real perflogs, the gate's settings it rests on, and the counts in the generated
-command, with the reason printed; --mode upgrade and no history keep OSU's defaults."""
+command, with the reason printed; --mode upgrade and no history keep OSU's defaults. Where
+the environment's OSU has iteration buckets (7.5.1 and later), a count per size range in the
+one launch, written as a real OSU 8.0b2 reads it."""
 
 from __future__ import annotations
 
@@ -9,16 +11,26 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rfm_helpers import job_scripts, launch_line, run_reframe, two_family_registry
+from rfm_helpers import (
+    fake_osu_tree,
+    job_scripts,
+    launch_line,
+    run_reframe,
+    two_family_registry,
+    write_registry,
+)
 from testdata import REPO
 
 from omb_review.detect import Settings, noise
-from omb_suite import costfit, iterations
+from omb_suite import costfit, iterations, osu_counts
+from omb_suite.parsing import parse_osu_output
+from omb_suite.rfm.iterations import count_ran
 
 TREND = REPO / 'tests' / 'review' / 'data' / 'trend' / 'local' / 'default' / 'OsuPt2Pt.log'
 SPREAD = REPO / 'tests' / 'data' / 'iterations' / 'osu73_openmpi_spread.json'
 QUIET = REPO / 'tests' / 'data' / 'iterations' / 'osu73_openmpi_spread_quiet.json'
 LATENCY = 'OsuPt2Pt %benchmark=osu_latency %placement=intra_socket %buffers=H H'
+OSU80 = REPO / 'tests' / 'data' / 'osu80'
 
 
 def _history(benchmark: str, runs: int) -> list[iterations.SizeHistory]:
@@ -79,6 +91,17 @@ def test_the_recorded_runs_say_iterations_do_not_narrow_latency_on_this_vm():
     assert json.loads(SPREAD.read_text())['provenance']['osu'].startswith('OSU 7.3')
 
 
+def test_osu_8_runs_under_load_say_the_same_of_latency():
+    """Real OSU 8.0b2 runs (counts in the bucket form, 1-100 % of OSU's; the VM loaded by
+    other work): more iterations do not narrow latency's spread there either."""
+    path = SPREAD.with_name('osu80_openmpi_spread_loaded.json')
+    data = json.loads(path.read_text())
+    assert data['provenance']['osu'].startswith('OSU 8.0b2')
+    assert min(r['iterations'] for r in data['runs']) == iterations.goal().lowest_iterations
+    fitted = _measured(path)
+    assert fitted['latency']['small'] == 0.0 and fitted['latency']['large'] <= 0.1
+
+
 def test_the_quiet_runs_reach_down_to_the_lowest_fraction():
     """The same runs on the quiet VM (2026-11-26) at 1-100 % of OSU's counts: the floor of
     data/iterations.yaml is inside the measured range, and latency's spread barely narrows
@@ -125,9 +148,71 @@ def test_too_short_a_history_keeps_osus_defaults():
 
 def test_counts_that_would_cost_more_than_the_defaults_are_not_taken():
     choice = iterations.choose('osu_latency', 'lat', _history('osu_latency', 30),
-                               cost=lambda x, i: 1.0 if i is None else 2.0)
+                               cost=lambda c: 1.0 if c == osu_counts.Counts() else 2.0)
     assert (choice.warmup, choice.iterations) == (None, None)
     assert 'would cost more' in choice.reason
+
+
+def test_buckets_give_small_sizes_fewer_iterations_where_the_large_ones_need_more():
+    """The quiet run's exponents: one -i is what the large sizes need (650 of 1000) for the
+    whole sweep; with buckets the small sizes take the fewest their spread allows."""
+    hist = _history('osu_latency', 30)
+    one = iterations.choose('osu_latency', 'lat', hist, shrink=_measured(QUIET))
+    per = iterations.choose('osu_latency', 'lat', hist, shrink=_measured(QUIET), buckets=True)
+    assert per.iterations_large == one.iterations < 1000
+    assert per.iterations < one.iterations
+    assert per.reason.startswith(f'lat: -i {per.iterations} -x 10 up to 8 KiB, '
+                                 f'-i {one.iterations} -x 10 above, in one launch (history')
+
+
+def test_buckets_keep_the_gates_power_at_every_size():
+    g = iterations.goal()
+    for bench in ('osu_latency', 'osu_bw'):
+        choice = iterations.choose(bench, bench, _history(bench, 30), shrink=_measured(QUIET),
+                                   buckets=True)
+        caught, default = (float(p.rstrip('%)')) for p in
+                           choice.reason.split('caught at ')[1].split(" (OSU's defaults: "))
+        assert caught >= default - 100 * g.power_loss, choice.reason
+
+
+def test_counts_are_written_as_the_osu_reads_them():
+    both = osu_counts.Counts(10, 100, 2, 20)
+    assert osu_counts.options('osu_allreduce', both, buckets=True) == \
+        ['-x', '8192:2:10', '-i', '8192:20:100']
+    # one count: OSU 8.0b2 ignores a lone -x N for its per-size warm-up, so the bucket form
+    assert osu_counts.options('osu_bw', osu_counts.Counts(2, 14), buckets=True) == \
+        ['-x', '8192:2:2', '-i', '8192:14:14']
+    assert osu_counts.options('osu_bw', osu_counts.Counts(2, 14), buckets=False) == \
+        ['-x', '2', '-i', '14']
+    # a range left at OSU's default gets OSU's default count in the bucket
+    assert osu_counts.options('osu_latency', osu_counts.Counts(None, None, 10, 300),
+                              buckets=True) == ['-x', '8192:10:100', '-i', '8192:300:10000']
+    assert osu_counts.options('osu_latency', osu_counts.Counts(), buckets=True) == []
+    with pytest.raises(ValueError, match=r'OSU 7\.5\.1 or later'):
+        osu_counts.options('osu_allreduce', both, buckets=False)
+
+
+def test_a_real_osu_8_run_has_the_iterations_the_counts_say():
+    """OSU 8.0b2 (built by hand), osu_allreduce -f run with the options written for
+    Counts(7, 20, 3, 50): its Iterations column is 20 up to 8 KiB and 50 above."""
+    counts = osu_counts.Counts(7, 20, 3, 50)
+    text = (OSU80 / 'cap80_ompi_osu_allreduce_buckets.txt').read_text()
+    assert text.splitlines()[0].endswith(' '.join(osu_counts.options('osu_allreduce', counts,
+                                                                     buckets=True)))
+    ran = parse_osu_output(text).column('iterations')
+    assert min(ran) == 4 and max(ran) == 65536
+    assert {size: n for size, n in ran.items()} == \
+        {size: counts.at('osu_allreduce', size)[1] for size in ran}
+    assert {ran[8192], ran[16384]} == {20, 50}
+
+
+def test_history_reads_each_sizes_count_from_a_bucketed_record():
+    """Synthetic records (a real trend record re-labelled with bucket counts)."""
+    row = dict(costfit.read_perflog(TREND)[0][0], iterations='150', iterations_large='650')
+    assert (count_ran(row, 1024), count_ran(row, 65536)) == (150, 650)
+    row = dict(row, iterations='', iterations_large='650')
+    assert (count_ran(row, 8), count_ran(row, 4194304)) == (None, 650)
+    assert count_ran(dict(row, iterations='300', iterations_large=''), 65536) == 300
 
 
 @pytest.fixture
@@ -192,3 +277,67 @@ def test_no_history_keeps_osus_defaults(tmp_path):
     line = launch_line(_latency_script(tmp_path), 'osu_latency')
     assert ' -i ' not in line and ' -x ' not in line
     assert 'fewer than 20 runs' in out.stdout
+
+
+@pytest.mark.parametrize(('osu', 'expected'), [
+    ('8.0b2', ' -x 8192:10:10 -i 8192:{large}:{small}'),
+    ('7.5.1', ' -x 8192:10:10 -i 8192:{large}:{small}'),
+    ('7.4', ' -x 10 -i {one}'),
+    (None, ' -x 10 -i {one}'),
+])
+def test_dry_run_passes_buckets_only_to_an_osu_that_has_them(history_dir, osu, expected):
+    registry = write_registry(history_dir / 'environments.json', [
+        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(fake_osu_tree(history_dir / 'osu')), 'source': 'system',
+         **({'osu_version': osu} if osu else {})}])
+    hist = _history('osu_latency', 80)
+    per = iterations.choose('osu_latency', 'lat', hist, shrink=_measured(), buckets=True)
+    one = iterations.choose('osu_latency', 'lat', hist, shrink=_measured())
+    out = run_reframe(history_dir, '--dry-run', '-p', 'test-openmpi', '-n', 'OsuPt2Pt',
+                      '--system', 'vm', registry=registry, checks=('osu_pt2pt.py',),
+                      extra_env={'OMB_SYSTEMS_PATH': str(history_dir / 'systems')})
+    assert out.returncode == 0, out.stdout + out.stderr
+    line = launch_line(_latency_script(history_dir), 'osu_latency')
+    small, large = per.iterations, per.iterations_large or per.iterations
+    assert expected.format(small=small, large=large, one=one.iterations) in line, line
+    assert (' up to 8 KiB' in out.stdout) == ('8192:' in expected)
+
+
+def _calls(name: str) -> tuple[str, dict[int, int]]:
+    """The command and rank 0's calls per size of a counted real OSU 8.0b2 run."""
+    text = (REPO / 'tests' / 'data' / 'osu80-counts' / f'{name}.txt').read_text()
+    line = next(x for x in text.splitlines() if ':' in x and not x.startswith(('$', '#')))
+    return text.splitlines()[0], {int(size): int(n) for size, n in
+                                  (w.split(':') for w in line.split() if ':' in w)}
+
+
+@pytest.mark.parametrize(('name', 'benchmark', 'per_iteration'), [
+    ('allreduce_buckets', 'osu_allreduce', 1), ('bw_buckets', 'osu_bw', 64),
+    ('latency_buckets', 'osu_latency', 1)])
+def test_osu_8_runs_each_size_as_the_bucket_form_says(name, benchmark, per_iteration):
+    """Real OSU 8.0b2 runs, its MPI calls counted: -x 8192:3:7 -i 8192:50:20 is 7 + 20 up to
+    8 KiB and 3 + 50 above (osu_latency takes 8192 B itself as large)."""
+    counts = osu_counts.Counts(7, 20, 3, 50)
+    command, calls = _calls(name)
+    assert command.endswith(' '.join(osu_counts.options(benchmark, counts, buckets=True)))
+    for size, n in calls.items():
+        large = size >= 8192 if benchmark == 'osu_latency' else size > 8192
+        assert n == per_iteration * (53 if large else 27), (size, n)
+        if size != 8192:
+            assert n == per_iteration * sum(counts.at(benchmark, size)), size
+
+
+def test_osu_8_takes_a_lone_warmup_for_its_iterations_after_i():
+    """Why the suite writes the bucket form on OSU >= 7.5.1 (real OSU 8.0b2 runs): OSU's
+    defaults are 1000 + 100 and 100 + 10; '-x 10 -i 100' keeps the small warm-up of 100 at
+    every size, '-i 100 -x 10' runs 10 iterations."""
+    assert _calls('allreduce_defaults')[1] == {4096: 1100, 8192: 1100, 16384: 110, 32768: 110}
+    assert set(_calls('allreduce_x_then_i')[1].values()) == {100 + 100}
+    assert set(_calls('allreduce_i_then_x')[1].values()) == {10 + 100}
+
+
+def test_counts_per_size_range_by_hand_skip_an_osu_without_buckets(history_dir):
+    out = _dry_run(history_dir, '--system', 'vm', '-S', 'iterations_large=50')
+    assert "iterations_large need OSU's iteration buckets (OSU 7.5.1 or later); this " \
+           "environment's OSU: 7.4" in out.stdout, out.stdout[-3000:]
+    assert not [s for s in job_scripts(history_dir).values() if '/osu_latency ' in s]

@@ -12,9 +12,10 @@ from omb_suite.parsing import parse_osu_output
 MiB = 2**20
 
 
-def plan(bench='osu_alltoall', ranks=2, hi=MiB, *, user=None, per_node=2, memory=None):
+def plan(bench='osu_alltoall', ranks=2, hi=MiB, *, user=None, per_node=2, memory=None,
+         osu='7.4'):
     return osu_limits.plan_sweep(bench, ranks, 1, hi, user_mem_limit=user,
-                                 ranks_per_node=per_node, node_memory=memory)
+                                 ranks_per_node=per_node, node_memory=memory, osu_version=osu)
 
 
 def test_every_collective_of_the_catalogue_has_a_cap_rule():
@@ -104,3 +105,31 @@ def test_rank_counts_osu_refuses():
     assert 'exactly two' in osu_limits.refused('osu_latency', 4)
     assert 'at least 3' in osu_limits.refused('osu_neighbor_alltoall', 2)
     assert osu_limits.refused('osu_alltoall', 1024) is None
+
+
+def test_osu_75_gets_no_M_and_the_suite_stops_the_sweep_where_the_node_holds_its_buffers():
+    """Where 7.4 would raise -M (1024 ranks, one per node), 7.5 has none: the full sweep runs."""
+    old = plan(ranks=1024, per_node=1, memory=512 * 2**30)
+    new = plan(ranks=1024, per_node=1, memory=512 * 2**30, osu='7.5')
+    assert old.mem_limit == 1024 * MiB and old.not_measured == []
+    assert new.mem_limit is None and new.not_measured == [] and new.max_size is None
+    short = plan(ranks=1024, per_node=128, memory=512 * 2**30, osu='8.0b')
+    assert short.mem_limit is None and short.max_size == short.sizes[-1] == 512 * 1024
+    assert short.not_measured == [MiB]
+    assert short.reason == ('the suite stops osu_alltoall at 524288 B (-m): the buffers of '
+                            '1048576 B (384 GiB per node) would not fit 512 GiB per node; '
+                            'OSU 8.0b has no -M (from 7.5)')
+    assert osu_limits.node_bytes('osu_alltoall', 1024, 128, short.max_size) <= 256 * 2**30
+
+
+def test_osu_75_without_declared_memory_runs_the_whole_sweep():
+    got = plan(ranks=1024, per_node=128, osu='7.5.1')
+    assert got.sizes[-1] == MiB and got.not_measured == [] and got.max_size is None
+
+
+def test_an_osu_of_unknown_release_gets_no_M_and_stops_where_either_would():
+    got = plan(ranks=1024, per_node=128, memory=2048 * 2**30, osu=None)
+    assert got.mem_limit is None and got.max_size == 512 * 1024
+    assert 'release is unknown' in got.reason
+    told = plan(ranks=2, user=1048576, osu=None)      # the user's -M says this OSU has one
+    assert told.sizes[-1] == 512 * 1024 and 'command line' in told.reason

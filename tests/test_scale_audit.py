@@ -6,6 +6,7 @@ issue 20's reproduction: a size OSU announced it would not run is reported, not 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 
@@ -116,3 +117,64 @@ def test_a_listing_predicts_what_a_dry_run_of_the_same_selection_predicts(tmp_pa
     assert f'  {system}:' in predicted_lines(listed.stdout)[1]
     if system == 'local':      # the earlier run's wall time, not the model alone
         assert 'largest: OsuCollective %case=osu_alltoall/default %scale=2' in listed.stdout
+
+
+def launch_and_plan(script: str) -> tuple[list[str], str]:
+    """The OSU program's options and the omb-plan line of a job script."""
+    launch = next(x for x in script.splitlines() if './omb_rank.sh' in x)
+    plan = next(x for x in script.splitlines() if x.startswith(scale_audit.PLAN_MARK))
+    return launch.split('/osu_', 1)[1].split()[1:], plan
+
+
+def test_osu_75_at_1024_nodes_gets_no_M_and_its_sweep_stopped_by_the_suite_where_74_differs(
+        tmp_path):
+    """The exploration's alltoall dry-run on example-epyc-xl (1024 nodes, 512 GiB) for an
+    environment with OSU 7.4 and one with OSU 7.5: the job scripts differ only in the plan
+    line's release and the launch: where 7.4 relies on -M (OSU's own cap, or one the suite
+    raises), 7.5 gets no -M but a -m the suite stopped where the node's memory holds the
+    buffers."""
+    osu = fake_osu_tree(tmp_path / 'osu')
+    scripts = {}
+    for version in ('7.4', '7.5'):
+        tmp = tmp_path / version
+        tmp.mkdir()
+        registry = write_registry(tmp_path / f'{version}.json', [
+            {'name': 'site-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+             'osu_root': str(osu), 'osu_version': version, 'source': 'system'}])
+        out = run_reframe(tmp, '--system', 'example-epyc-xl', '--dry-run', '-n',
+                          'OsuCollectiveSweep%case=osu_alltoall/default',
+                          registry=registry, checks=('explore/osu_collectives.py',))
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+        # the correctness library's build is per environment (its facts name the release)
+        scripts[version] = {k.rsplit('/', 1)[1]: re.sub(r'build-cache/[0-9a-f]+', 'build', v)
+                            for k, v in job_scripts(tmp).items()}
+    assert scripts['7.4'].keys() == scripts['7.5'].keys() and len(scripts['7.4']) > 20
+    lowered = 0
+    for name, old in scripts['7.4'].items():
+        new = scripts['7.5'][name]
+        changed = [(a, b) for a, b in zip(old.splitlines(), new.splitlines(), strict=True)
+                   if a != b]
+        (old_opts, old_plan), (new_opts, new_plan) = launch_and_plan(old), launch_and_plan(new)
+        assert new_plan == old_plan.replace('osu=7.4', 'osu=7.5'), name
+        assert len(changed) == (1 if old_opts == new_opts else 2), (name, changed)
+        # 7.5's options: 7.4's without -M, and -m the plan's largest size
+        expected = [o for i, o in enumerate(old_opts) if '-M' not in (o, old_opts[i - 1])]
+        at = expected.index('-m') + 1
+        largest = re.search(r'largest=(\d+)', new_plan)[1]
+        lowered += expected[at] != largest
+        expected[at] = largest
+        assert new_opts == expected, (name, old_opts, new_opts)
+    assert lowered > 0
+
+
+def test_the_audit_knows_osu_75_has_no_M_and_no_cap():
+    """Synthetic scripts: osu_alltoall at 1024 ranks on 8 nodes, plan for OSU 7.5."""
+    def audit(options: str):
+        script = '\n'.join([
+            '#SBATCH --ntasks=1024', '#SBATCH --nodes=8', '#SBATCH --time=1:0:0',
+            scale_audit.plan_line('osu_alltoall', 1024, 1048576, 100.0, 300, '7.5'),
+            f'timeout 300s srun ./omb_rank.sh /osu/osu_alltoall -f -m 1048576 {options}'])
+        return scale_audit.audit_script('x', script, node_memory=2048 * 2**30).violations
+    assert audit('') == []
+    assert audit('-M 1073741824') == ['osu_alltoall: -M given to OSU 7.5, which has none '
+                                      '(from 7.5)']

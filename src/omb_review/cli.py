@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import gate, importer
+from . import gate, importer, osu_changes
 from .detect import Settings
 from .ingest import Dataset, load
 from .siteconfig import ConfigError, default_config, link_peaks
@@ -217,7 +217,13 @@ def _settings(args) -> Settings:
 def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
     windows = gate.Windows(args.since, args.latest, timedelta(hours=args.session_gap),
                            args.baseline)
-    return gate.run(ds.frame, windows, _settings(args), args.override)
+    ds.frame, splits, notes = osu_changes.split(ds.frame)  # OSU changed the benchmark
+    for note in notes:
+        print(f"omb-review: {note}", file=sys.stderr)
+    ds.notes += notes
+    results = gate.run(ds.frame, windows, _settings(args), args.override)
+    osu_changes.mark(results, splits)
+    return results
 
 
 def _verdict_code(args, counts: dict[str, int], total: int) -> int:

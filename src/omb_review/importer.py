@@ -7,7 +7,8 @@ parsed table written as records of the perflog format this suite uses (one per v
 ``OUT/<system>/<partition>/imported-<Check>.log``. A mapping file says which runs the files
 are (see ``load_rules``); what neither the mapping nor the output says is left out of the
 header, so it is unknown and the records join the suite's series they match (``drift``).
-Refused outputs and files no rule matches are listed, never dropped silently.
+Refused outputs and files no rule matches are listed, never dropped silently; so are the tests
+the summary of OSU 8.0's launchers (``omb_pt2pt``, ``omb_coll``) says were not run.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ from pathlib import Path
 import yaml
 
 from omb_suite import catalogue
-from omb_suite.parsing import OsuOutput, OsuParseError, OsuTable, split_outputs
+from omb_suite.parsing import (
+    OsuOutput,
+    OsuParseError,
+    OsuTable,
+    launcher_summary,
+    split_outputs,
+)
 from omb_suite.parsing.layout import ACCEL_RE
 
 #: Columns a mapping rule may set (named groups of its path pattern set them too).
@@ -141,8 +148,10 @@ def import_dir(root: Path, rules: list[Rule], sizes: set[int] | None, out: Path)
         base = {**{k: v.format(**match.groupdict()) for k, v in rule.values.items()},
                 **{k: v for k, v in match.groupdict().items() if k in SETTABLE and v}}
         when = _when(rule, match, path)
-        for output in split_outputs(path.read_text(errors="replace")):
+        text = path.read_text(errors="replace")
+        for output in split_outputs(text):
             _import_output(result, output, f"{rel}:{output.first_line}", base, when, sizes, out)
+        result.skipped += [f"{rel}:{entry.line}: {entry}" for entry in launcher_summary(text)]
     return result
 
 

@@ -2,9 +2,10 @@
 
 OSU's default counts are the same whatever the noise. Here each reported size's earlier runs
 (same partition, environment and test: benchmark, placement, algorithm, scale) give the
-run-to-run spread of its reported figure, and one ``-i`` for the whole sweep is the smallest
-with which the gate (``omb-review check``) still catches ``step`` at ``power`` at every size,
-or, where even OSU's defaults cannot, loses at most ``power_loss`` of the defaults' power.
+run-to-run spread of its reported figure, and the counts (one ``-i`` for the whole sweep, or
+one per size range) are the smallest with which the gate (``omb-review check``) still catches
+``step`` at ``power`` at every size, or, where even OSU's defaults cannot, loses at most
+``power_loss`` of the defaults' power.
 
 - Spread: the gate's own estimator (``omb_review.detect.noise``: successive differences, a
   two-state or drifting series barely moves it) relative to the median.
@@ -15,8 +16,11 @@ or, where even OSU's defaults cannot, loses at most ``power_loss`` of the defaul
   runs (efficiency 3/pi against a t test), or with too few runs for the U test to reach
   ``alpha``, its range+z rule (``z_min``), times the chance that the medians move past its
   ``threshold`` (one half for a step equal to it, whatever ``s``).
-- OSU applies one ``-i``/``-x`` to every size (``set_num_iterations``): the count is chosen
-  for the sweep, then kept only if the cost model says it is cheaper than OSU's defaults.
+- Where the environment's OSU has iteration buckets (7.5.1 and later), each band of sizes
+  (up to OSU's ``LARGE_MESSAGE_SIZE``, 8 KiB, and above) gets its own count in the one launch
+  (:func:`omb_suite.osu_counts.options`); older OSU applies one ``-i``/``-x`` to every
+  size (``set_num_iterations``), so the count is chosen for the whole sweep. Either is kept
+  only if the cost model says it is cheaper than OSU's defaults.
 - No counts below the measured range (``lowest_fraction`` of OSU's default at every size,
   and at least ``lowest_iterations``).
 """
@@ -32,6 +36,7 @@ from pathlib import Path
 from statistics import NormalDist, fmean, median
 
 from omb_suite import osu_limits, yamldata
+from omb_suite.osu_counts import Counts, bucket_edge
 
 _DATA = Path(__file__).parent / 'data' / 'iterations.yaml'
 MAD_SIGMA = 1.4826
@@ -164,11 +169,18 @@ class SizeHistory:
 
 @dataclass(frozen=True)
 class Choice:
-    """The counts for one test (``None``: OSU's defaults) and why."""
+    """The counts for one test (``None``: OSU's defaults) and why; the ``_large`` pair:
+    the sizes above 8 KiB where the OSU has buckets (:class:`~omb_suite.osu_counts.Counts`)."""
 
     warmup: int | None
     iterations: int | None
     reason: str
+    warmup_large: int | None = None
+    iterations_large: int | None = None
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(self.warmup, self.iterations, self.warmup_large, self.iterations_large)
 
 
 def _need(benchmark: str, size: int, s_default: float, g: Goal, beta: float
@@ -193,14 +205,15 @@ def _round_up(n: float) -> int:
     return int(math.ceil(n / 10**digits) * 10**digits)
 
 
-Cost = Callable[[int | None, int | None], float]
+Cost = Callable[[Counts], float]
 
 
 def choose(benchmark: str, label: str, history: list[SizeHistory], cost: Cost | None = None,
-           shrink: dict | None = None) -> Choice:
-    """The counts for one test from its reported sizes' ``history``; ``cost(warmup,
-    iterations)`` (seconds, ``None`` = OSU's defaults) keeps them only when cheaper;
-    ``shrink``: the partition's declared exponents (:func:`exponent`)."""
+           shrink: dict | None = None, buckets: bool = False) -> Choice:
+    """The counts for one test from its reported sizes' ``history``; ``cost(counts)``
+    (seconds; ``Counts()``: OSU's defaults) keeps them only when cheaper; ``shrink``: the
+    partition's declared exponents (:func:`exponent`); ``buckets``: the OSU takes a count
+    per size range (:mod:`omb_suite.osu_counts`)."""
     g = goal()
     if osu_limits.loop_kind(benchmark) is None or not history:
         return Choice(None, None, f'{label}: OSU\'s defaults (no size sweep or no size reported)')
@@ -214,43 +227,79 @@ def choose(benchmark: str, label: str, history: list[SizeHistory], cost: Cost | 
         at_default[h.size] = spread(h.values) * ((h.iterations or default) / default) ** \
             exponent(benchmark, h.size, shrink)
     runs = f'history: {min(len(h.values) for h in history)} runs'
-    return _decide(benchmark, label, at_default, runs, cost, shrink)
+    return _decide(benchmark, label, at_default, runs, cost, shrink, buckets)
 
 
 def choose_for_spread(benchmark: str, label: str, sizes: list[int], rel_spread: float,
-                      cost: Cost | None = None, shrink: dict | None = None) -> Choice:
+                      cost: Cost | None = None, shrink: dict | None = None,
+                      buckets: bool = False) -> Choice:
     """The counts a history spreading by ``rel_spread`` at OSU's defaults at every size would
     choose (what a site can expect before it has one)."""
     if osu_limits.loop_kind(benchmark) is None or not sizes:
         return Choice(None, None, f'{label}: OSU\'s defaults (no size sweep or no size reported)')
-    return _decide(benchmark, label, dict.fromkeys(sizes, rel_spread), 'assumed', cost, shrink)
+    return _decide(benchmark, label, dict.fromkeys(sizes, rel_spread), 'assumed', cost, shrink,
+                   buckets)
 
 
 def _decide(benchmark: str, label: str, at_default: dict[int, float], runs: str,
-            cost: Cost | None, shrink: dict | None) -> Choice:
-    """One -i for the sweep from each size's spread at OSU's default count."""
+            cost: Cost | None, shrink: dict | None, buckets: bool) -> Choice:
+    """The counts (one -i for the sweep, or one per size range with ``buckets``) from each
+    size's spread at OSU's default count."""
     g = goal()
     beta = {s: exponent(benchmark, s, shrink) for s in at_default}
     needs = {s: _need(benchmark, s, sd, g, beta[s]) for s, sd in at_default.items()}
-    n = _round_up(max(need for need, _ in needs.values()))
-    largest = max(i for *_, i in osu_limits.loop(benchmark, sorted(needs)))
-    chosen = {s: power(_spread_at(benchmark, s, at_default[s], n, beta[s]), g) for s in needs}
+    counts = _bucket_counts(benchmark, needs) if buckets else _sweep_counts(benchmark, needs)
+    chosen = {s: power(at_default[s] * (osu_limits.loop(benchmark, [s])[0][2]
+                                        / counts.at(benchmark, s)[1]) ** beta[s], g)
+              for s in needs}
     worst = min(chosen, key=chosen.get)
     why = (f'{runs}; weakest {_sizes([worst])}, spread {at_default[worst]:.1%} at OSU\'s '
            f'default -> a {g.step:.0%} step caught at {chosen[worst]:.0%} (OSU\'s defaults: '
            f'{needs[worst][1]:.0%})')
-    if n >= largest:
+    if counts == Counts():
         return Choice(None, None, f'{label}: OSU\'s defaults ({why})')
-    x = _warmup(benchmark, n)
-    if cost is not None and cost(x, n) >= cost(None, None):
-        return Choice(None, None, f'{label}: OSU\'s defaults (-i {n} for the whole sweep '
-                      f'would cost more; {why})')
-    return Choice(x, n, f'{label}: -i {n} -x {x} for the whole sweep ({why})')
+    what = _counts_text(benchmark, counts)
+    if cost is not None and cost(counts) >= cost(Counts()):
+        return Choice(None, None, f'{label}: OSU\'s defaults ({what} would cost more; {why})')
+    return Choice(counts.warmup, counts.iterations, f'{label}: {what} ({why})',
+                  counts.warmup_large, counts.iterations_large)
 
 
-def _spread_at(benchmark: str, size: int, s_default: float, n: int, beta: float) -> float:
-    default = osu_limits.loop(benchmark, [size])[0][2]
-    return s_default * (default / n) ** beta
+def _sweep_counts(benchmark: str, needs: dict[int, tuple[float, float]]) -> Counts:
+    """One -i for the whole sweep: the most any size needs (OSU's defaults where that is
+    not below the largest default of the sizes)."""
+    n = _round_up(max(need for need, _ in needs.values()))
+    if n >= max(i for *_, i in osu_limits.loop(benchmark, sorted(needs))):
+        return Counts()
+    return Counts(_warmup(benchmark, n), n)
+
+
+def _bucket_counts(benchmark: str, needs: dict[int, tuple[float, float]]) -> Counts:
+    """A count per size range (up to OSU's LARGE_MESSAGE_SIZE, above): the most its sizes
+    need; OSU's default for a range whose sizes need it, or where none is reported."""
+    out = []
+    for large in (False, True):
+        mine = [need for s, (need, _) in needs.items() if osu_limits.is_large(s) == large]
+        skip, default = osu_limits.loop(benchmark, [2**30 if large else 1])[0][1:]
+        n = _round_up(max(mine)) if mine else default
+        if n >= default:
+            out += [None, None]
+        else:
+            smallest = min(osu_limits.loop(benchmark, [s])[0][1] for s in (1, 2**30))
+            out += [min(skip, max(smallest, math.ceil(n * skip / default))), n]
+    if out[:2] == out[2:]:
+        return Counts(*out[:2])  # one count for the whole sweep
+    if out[2:] == [None, None]:
+        out[2:] = osu_limits.loop(benchmark, [2**30])[0][1:]  # else the small ones reach them
+    return Counts(*out)
+
+
+def _counts_text(benchmark: str, counts: Counts) -> str:
+    if not counts.bucketed:
+        return f'-i {counts.iterations} -x {counts.warmup} for the whole sweep'
+    (xs, i_s), (xl, il) = (counts.at(benchmark, s) for s in (1, 2**30))
+    return (f'-i {i_s} -x {xs} up to {size_text(bucket_edge())}, -i {il} -x {xl} above, '
+            'in one launch')
 
 
 def _warmup(benchmark: str, n: int) -> int:

@@ -2,12 +2,15 @@
 sweep at a rank count, the ``-M`` that lets it reach its largest size, the loop OSU chooses per
 size, and the rank counts it refuses.
 
-One rule decides a collective's sweep (:func:`plan_sweep`): OSU lowers its largest size to what
-``-M`` allows at the job's rank count (``-M / ranks`` for alltoall, allgather, gather, scatter
-and their ``v``, non-blocking, persistent and neighbourhood forms; ``-M`` for the others). The
-suite either raises ``-M`` so the sweep reaches its largest size, as far as the partition's
-declared memory allows and never beyond, or expects the sizes to stop where OSU stops, and says
-which sizes were not measured and why.
+One rule decides a collective's sweep (:func:`plan_sweep`). Up to OSU 7.4, OSU lowers its
+largest size to what ``-M`` allows at the job's rank count (``-M / ranks`` for alltoall,
+allgather, gather, scatter and their ``v``, non-blocking, persistent and neighbourhood forms;
+``-M`` for the others): the suite either raises ``-M`` so the sweep reaches its largest size,
+as far as the partition's declared memory allows and never beyond, or expects the sizes to
+stop where OSU stops. From 7.5 OSU has no ``-M`` and lowers nothing (``data/osu_versions.yaml``):
+the suite itself stops the sweep (``-m``) at the largest size whose buffers fit the node's
+declared memory. Either way it says which sizes were not measured and why. Where the release
+is unknown, the suite passes no ``-M`` and stops at the smaller of both caps, right for either.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from omb_suite import catalogue, yamldata
+from omb_suite import catalogue, osu_versions, yamldata
 
 #: What rank 0 prints when it lowers the largest size (check_mem_limit, no newline after it).
 _ANNOUNCED = re.compile(r"Warning! Limiting max message size to: (\d+)")
@@ -119,6 +122,7 @@ class SweepPlan:
     not_measured: list[int]
     mem_limit: int | None      # -M to pass (None: leave OSU's own, or the user's)
     reason: str                # why sizes are not measured ('' when all are)
+    max_size: int | None = None  # the -m largest size to pass instead of the one asked for
 
 
 def sizes_between(lo: int, hi: int, datatype_size: int = 1) -> list[int]:
@@ -132,11 +136,17 @@ def sizes_between(lo: int, hi: int, datatype_size: int = 1) -> list[int]:
 
 
 def plan_sweep(benchmark: str, ranks: int, lo: int, hi: int, *, user_mem_limit: int | None,
-               ranks_per_node: int, node_memory: int | None, datatype_size: int = 1) -> SweepPlan:
+               ranks_per_node: int, node_memory: int | None, osu_version: str | None,
+               datatype_size: int = 1) -> SweepPlan:
     """The one rule: a ``-M`` the user gave is kept; else, where the default cap would stop
     the sweep, ``-M`` is raised as far as the partition's declared ``node_memory`` (bytes)
     allows (``MEMORY_SHARE`` of it for the buffers of every rank of a node); the sizes above
-    what OSU then runs are reported as not measured, with the reason."""
+    what OSU then runs are reported as not measured, with the reason. An OSU without ``-M``
+    (7.5 on, or of unknown release): :func:`_plan_without_mem_limit`."""
+    told = osu_version is None and user_mem_limit is not None   # the user's -M says it has
+    if not osu_versions.supports(osu_version, 'mem_limit') and not told:
+        return _plan_without_mem_limit(benchmark, ranks, lo, hi, ranks_per_node, node_memory,
+                                       osu_version, datatype_size)
     asked = sizes_between(lo, hi, datatype_size)
     mem_limit = user_mem_limit
     if user_mem_limit is None and node_memory:
@@ -149,6 +159,39 @@ def plan_sweep(benchmark: str, ranks: int, lo: int, hi: int, *, user_mem_limit: 
         reason = _reason(benchmark, ranks, top, mem_limit, user_mem_limit, node_memory)
     raised = mem_limit if mem_limit != user_mem_limit else None
     return SweepPlan(run, skipped, raised, reason)
+
+
+def _plan_without_mem_limit(benchmark: str, ranks: int, lo: int, hi: int, per_node: int,
+                            node_memory: int | None, osu_version: str | None,
+                            datatype_size: int) -> SweepPlan:
+    """No ``-M`` passed: the suite stops the sweep with ``-m`` at the largest size whose
+    buffers fit the node's share of its declared memory; where the release is unknown, also
+    where an OSU up to 7.4 would stop with its default ``-M`` (so that either runs the plan)."""
+    asked = sizes_between(lo, hi, datatype_size)
+    top, why = hi, []
+    if cap_kind(benchmark) != 'none' and node_memory:
+        budget = int(node_memory * MEMORY_SHARE)
+        fits = [s for s in asked if node_bytes(benchmark, ranks, per_node, s) <= budget]
+        if not fits or fits[-1] < hi:
+            top = fits[-1] if fits else 0
+            need = node_bytes(benchmark, ranks, per_node, hi) / 2**30
+            why.append(f'the buffers of {hi} B ({need:.0f} GiB per node) would not fit '
+                       f'{node_memory / 2**30:.0f} GiB per node')
+    if osu_version is None and cap_kind(benchmark) != 'none':
+        default = largest_size(benchmark, ranks, hi, None)
+        if default < top:
+            top = default
+            why.append(f'the OSU release is unknown, and up to 7.4 OSU stops at {default} B '
+                       f'(-M {default_mem_limit()}, check_mem_limit); -M is not passed to an '
+                       'OSU that may refuse it')
+    run = [s for s in asked if s <= top]
+    skipped = [s for s in asked if s > top]
+    if not skipped:
+        return SweepPlan(run, [], None, '')
+    release = f'OSU {osu_version} has no -M (from 7.5)' if osu_version else 'no -M'
+    reason = (f'the suite stops {benchmark} at {run[-1] if run else 0} B (-m): '
+              f'{"; ".join(why)}; {release}')
+    return SweepPlan(run, skipped, None, reason, max_size=run[-1] if run else lo)
 
 
 def _fitting(benchmark: str, ranks: int, per_node: int, hi: int, node_memory: int) -> int | None:

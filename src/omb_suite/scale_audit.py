@@ -5,7 +5,8 @@ it expects OSU to run, its predicted wall time and its limit. :func:`audit_scrip
 script as the scheduler would run it (the ``#SBATCH`` shape, the ``timeout`` around the launch,
 the OSU program and options after the rank wrapper) and reports each violation:
 
-- OSU would refuse the rank count (``osu_limits.refused``);
+- OSU would refuse the rank count (``osu_limits.refused``), or an option its release lacks
+  (``-M`` from 7.5; the plan line names the release: ``osu=``);
 - OSU would stop the sweep at a size other than the plan's largest (a cap unknown to the
   suite: its sanity would fail with "missing sizes", or pass with sizes it did not expect);
 - the buffers of a node's ranks at OSU's largest size exceed the node's declared memory;
@@ -18,20 +19,20 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from omb_suite import catalogue, osu_limits
+from omb_suite import catalogue, osu_limits, osu_versions
 
 PLAN_MARK = '# omb-plan:'
 _PLAN = re.compile(r'^# omb-plan: benchmark=(\S+) ranks=(\d+) largest=(\d+|-) '
-                   r'predicted_s=([\d.]+) limit_s=(\d+)', re.M)
+                   r'predicted_s=([\d.]+) limit_s=(\d+)(?: osu=(\S+))?', re.M)
 _SBATCH = re.compile(r'^#SBATCH --(ntasks|nodes|ntasks-per-node|time)=(\S+)', re.M)
 
 
 def plan_line(benchmark: str, ranks: int, largest: int | None, predicted_s: float,
-              limit_s: int) -> str:
+              limit_s: int, osu_version: str | None = None) -> str:
     """The comment a job script carries (a shell comment: it changes nothing in the run)."""
     return (f'{PLAN_MARK} benchmark={benchmark} ranks={ranks} '
             f'largest={"-" if largest is None else largest} predicted_s={predicted_s:.2f} '
-            f'limit_s={limit_s}')
+            f'limit_s={limit_s}' + (f' osu={osu_version}' if osu_version else ''))
 
 
 @dataclass(frozen=True)
@@ -116,17 +117,22 @@ def audit_script(path: str, script: str, *, node_memory: int | None) -> Audit | 
     bad: list[str] = []
     if not plans:
         return Audit(path, runs[0].benchmark, ranks, nodes, 0.0, ['no omb-plan line'])
-    bench, _, largest, predicted, limit = plans[0]
+    bench, _, largest, predicted, limit, osu = plans[0]
     for run in runs:
-        bad += _audit_launch(run, bench, ranks, per_node, largest, int(limit), node_memory)
+        bad += _audit_launch(run, bench, ranks, per_node, largest, int(limit), node_memory,
+                             osu or None)
     if 'time' in shape and int(limit) and _seconds(shape['time']) < int(limit):
         bad.append(f'job limit {shape["time"]} is shorter than the launch limit {limit} s')
     return Audit(path, bench, ranks, nodes, float(predicted), bad)
 
 
 def _audit_launch(run: Launch, bench: str, ranks: int, per_node: int, largest: str,
-                  limit: int, node_memory: int | None) -> list[str]:
+                  limit: int, node_memory: int | None, osu: str | None) -> list[str]:
+    """An OSU of unknown release (no ``osu=`` in the plan) is taken to have ``-M``."""
     bad = []
+    has_mem_limit = osu is None or osu_versions.supports(osu, 'mem_limit')
+    if not has_mem_limit and osu_limits.mem_limit_in(run.options) is not None:
+        bad.append(f'{run.benchmark}: -M given to OSU {osu}, which has none (from 7.5)')
     osu = run.benchmark in catalogue.catalogue()
     refused = osu_limits.refused(run.benchmark, ranks) if osu else None
     if refused:
@@ -135,7 +141,7 @@ def _audit_launch(run: Launch, bench: str, ranks: int, per_node: int, largest: s
     if span is not None and run.benchmark == bench:
         lo, hi = span
         user = osu_limits.mem_limit_in(run.options)
-        top = osu_limits.largest_size(run.benchmark, ranks, hi, user)
+        top = osu_limits.largest_size(run.benchmark, ranks, hi, user) if has_mem_limit else hi
         top = max(osu_limits.sizes_between(lo, top), default=0)
         if largest != str(top):
             bad.append(f'{run.benchmark} on {ranks} ranks with {" ".join(run.options)}: OSU '

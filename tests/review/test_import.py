@@ -139,3 +139,31 @@ def test_mapping_errors_say_what_to_change(tmp_path, hand_runs, capsys, text, me
     code = main(["import-osu", str(hand_runs), "--map", str(_mapping(tmp_path, text)),
                  "-o", str(tmp_path / "o")])
     assert code == EXIT_USAGE and message in capsys.readouterr().err
+
+
+def test_osu_80_launcher_logs_are_imported_and_their_summary_lists_what_did_not_run(
+        tmp_path, capsys):
+    """Real OSU 8.0b2 logs: omb_coll (every collective, 4 ranks, Open MPI 4.1.4: the
+    persistent ones not launched), omb_coll's persistent suite with MPICH 4.0.2, and a plain
+    osu_latency; every table is filed under its program by 8.0's titles."""
+    src = tmp_path / "logs"
+    src.mkdir()
+    for name in ("cap80_ompi_omb_coll_m1-64.txt", "cap80_mpich_omb_coll_persistent_np2.txt",
+                 "cap80_ompi_osu_latency_m1-1024.txt"):
+        shutil.copy(REPO / "tests" / "data" / "osu80" / name, src / name)
+    mapping = _mapping(tmp_path, "rules:\n  - path: '.*\\.txt'\n    date: 2026-11-27\n"
+                       "    system: local\n    partition: default\n")
+    assert main(["import-osu", str(src), "--map", str(mapping), "-o", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    assert "names no program" not in out
+    # the launchers pass -m to their barriers too, which then print one size-less row per
+    # size (refused): 38 of omb_coll's 40 tables, 12 of the 13 persistent ones, osu_latency
+    assert "imported 51 tables" in out and out.count("REFUSED") == 3
+    assert out.count("not launched by OSU's launcher") == 13
+    assert ("cap80_ompi_omb_coll_m1-64.txt:477: osu_allgather_persistent: not launched by "
+            "OSU's launcher (All persistent tests require _ENABLE_MPI4_)") in out
+    frame = load(tmp_path / "o", use_cache=False).frame
+    assert set(frame["osu_version"].cast(pl.String)) == {"8.0b"}
+    benchmarks = set(frame["benchmark"].cast(pl.String))
+    assert {"osu_latency", "osu_ialltoall", "osu_neighbor_alltoallw", "osu_ineighbor_allgather",
+            "osu_alltoall_persistent", "osu_scatterv_persistent"} <= benchmarks

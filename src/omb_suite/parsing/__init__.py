@@ -1,4 +1,4 @@
-"""Parse the text output of OSU Micro-Benchmarks runs (OMB 4.0 to 7.5.x) into tables.
+"""Parse the text output of OSU Micro-Benchmarks runs (OMB 4.0 to 8.0.x) into tables.
 
 Every ReFrame check and tool reads OSU output through this package, so that a truncated,
 garbled or failed run is caught in one place with one clear message: `parse_osu_output`
@@ -6,7 +6,9 @@ reads one benchmark's output; `split_outputs` cuts a file that holds several (a 
 script's concatenation) into single outputs. Launcher and wrapper lines before and after a
 table (per-rank banners, binding reports, warnings, timings, scheduler trailers) are allowed;
 a table that is cut short mid-row, garbled, interrupted by a failure or followed by a second
-table is refused with the line that says so. Release differences: see `layout`.
+table is refused with the line that says so. Release differences: see `layout`. OSU 8.0's
+launchers run many programs in one launch: their tables are split like any log, and
+`launcher_summary` reads the tests their summary says were not run.
 
 Table kinds (`OsuTable.kind`), told apart by the `# OSU MPI... Test` title line:
 
@@ -40,15 +42,18 @@ found under size key 0 by `OsuTable.column` and by `OsuTable.value` with no size
 from .layout import SUPPORTED_TEXT
 from .reader import parse_osu_output
 from .split import OsuOutput, split_outputs
+from .summary import NotRun, launcher_summary
 from .table import OsuParseError, OsuTable, Value, expected_sizes, parse_size_arg
 
 __all__ = [
     "SUPPORTED_TEXT",
+    "NotRun",
     "OsuOutput",
     "OsuParseError",
     "OsuTable",
     "Value",
     "expected_sizes",
+    "launcher_summary",
     "parse_osu_output",
     "parse_size_arg",
     "split_outputs",

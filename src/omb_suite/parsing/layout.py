@@ -1,4 +1,4 @@
-"""What the lines of an OSU output look like, release by release (OMB 4.0 to 7.5.x).
+"""What the lines of an OSU output look like, release by release (OMB 4.0 to 8.0.x).
 
 The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sources of 5.6,
 5.9, 7.0, 7.4 and 7.5); the differences between releases that matter here:
@@ -10,7 +10,14 @@ The printf formats are OMB's own (`c/util/osu_util_mpi.c` and the benchmark sour
 - 5.x to 7.2 point-to-point tables start at size 0; 7.3+ never print size 0;
 - accelerator builds add `-CUDA`, `-ROCM`, `-OPENACC` to the title and a buffer line
   (`# Send Buffer on HOST (H) and Receive Buffer on DEVICE (D)`, one-sided: `# Rank 0 Memory
-  on ...`) before the header.
+  on ...`) before the header;
+- 8.0's rebuilt templates print `OSU MPI Latency Test Test`, `OSU MPI Multi Latency Test
+  Test`, `OSU MPI Latency Test Persistent` (7.x: `Latency Persistent Test`), `... Bandwidth
+  Test Persistent`, the non-blocking all-to-alls `... Personalized ExchangeLatency Test`, the
+  neighbourhood programs `Dimensions size = N` before the title, and each error as
+  `<program> exited with <status>: <reason>`; with colour on (a terminal, `FORCE_COLOR`) lines
+  carry ANSI escape sequences, removed first (`untagged`). Tables are 7.4's (real outputs of
+  every 8.0b2 program: tests/data/osu80).
 
 OMB 4.x and 5.0 to 5.5 print the tables of 5.6 (titles, `# Size  Latency (us)` and size 0 in
 point-to-point tables, collectives' `Avg Latency(us)`, one-sided window and synchronization
@@ -24,9 +31,11 @@ sources read: tests/data/osu-titles/titles-4.0-5.5.yaml):
 - 4.0's collectives print `OSU Allgather Latency Test` (no `MPI`);
 - 4.0 to 4.4's osu_bibw (and 4.0 to 4.2's osu_put_bibw) label the column `Bi-Bandwidth (MB/s)`.
 A table of theirs is read like any other: what the parser does not know (a column label, a
-line inside the table) refuses it with the line, not its version. Releases before 4.0 and
-after 7.5.x are refused by version, so that a layout nobody checked is never read as if it
-were a known one; so is a title without a version.
+line inside the table) refuses it with the line, not its version. Releases before 4.0 are
+refused by version, so that a layout nobody checked is never read as if it were a known one;
+so is a title without a version. A release after 8.0.x is read as 8.0 (what it prints
+differently is refused by its line); the suite names such a release once
+(`omb_suite.osu_versions.unknown_note`).
 
 A table copied into a Markdown page ends at the page's next code fence (```` ``` ````, `~~~`)
 or heading (`##` to `######`; OSU's own comment lines start with one `#`): what follows is the
@@ -41,13 +50,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-#: OSU releases whose layouts are known: from 4.0 up to (not including) 7.6.
-SUPPORTED = ((4, 0), (7, 6))
-SUPPORTED_TEXT = "4.0 to 7.5.x"
+#: The oldest OSU release whose layouts are known; later ones up to 8.0.x are all known.
+OLDEST = (4, 0)
+SUPPORTED_TEXT = "4.0 to 8.0.x"
 
 #: What a title says after "OSU": "MPI..." from 4.3 on; 4.0 to 4.2 also "One Sided ..." and
-#: (4.0's collectives) "<Operation> Latency Test".
-TITLE = r"OSU\s+(?:MPI\S*|One Sided|[A-Z][\w-]*\s+Latency)\b.*?\bTest"
+#: (4.0's collectives) "<Operation> Latency Test"; 8.0 adds " Test" or " Persistent" after it.
+TITLE = r"OSU\s+(?:MPI\S*|One Sided|[A-Z][\w-]*\s+Latency)\b.*?\bTest(?: Test| Persistent)?"
 TITLE_RE = re.compile(
     rf"^#\s*(?P<title>{TITLE})"
     r"(?:\s+v(?P<version>\S+)|\s+\(Version\s+(?P<old_version>[^)]+)\))?\s*$"
@@ -59,6 +68,13 @@ BARE_TITLE_RE = re.compile(rf"^{TITLE}(?:\s+v\S+)?\s*$")
 TAG_RE = re.compile(
     r"^(?:[A-Z][a-z]{2} [A-Z][a-z]{2} +\d+ \d\d:\d\d:\d\d \d{4})?\[\d+,\d+\]<std(?:out|err)>:"
 )
+#: The heading of a section of OSU 8.0's launcher summary (omb_suite.parsing.summary).
+LAUNCHER_SUMMARY_RE = re.compile(
+    r"^(\d+) test\(s\) (were not launched|could not run due to unsupported options"
+    r"|exited with failure):$"
+)
+#: ANSI SGR sequences (colour, bold) of OSU 8.0's coloured output.
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 #: Where a table in a Markdown page ends: a code fence or a heading of level 2 to 6.
 TABLE_END_RE = re.compile(r"^(?:```|~~~|#{2,6}(?:\s|$))")
 ACCEL_RE = re.compile(r"-(CUDA MANAGED|CUDA|OPENACC|ROCM|MANAGED)\b")
@@ -75,7 +91,7 @@ KINDS = (
     (r"non-blocking", "nonblocking"),
     (r"bi-directional bandwidth", "bibw"),
     (r"\bbandwidth\b", "bandwidth"),
-    (r"^osu mpi latency (persistent )?test$", "latency"),
+    (r"^osu mpi latency (persistent )?test( test| persistent)?$", "latency"),
     (r"latency test$", "collective"),
 )
 #: Kinds where OSU 7's "Avg Latency(us)" is the plain point-to-point latency.
@@ -142,6 +158,7 @@ FATAL_RE = re.compile(
     r"|^Invalid option|not enough slots|was unable to (?:find|launch)"
     r"|error while loading shared libraries|command not found|Process received signal"
     r"|\*\*\* An error occurred in MPI_"  # Open MPI's MPI_ERRORS_ARE_FATAL report
+    r"|^osu_\w+ exited with \d+:"  # OSU 8.0's error exit ("... exited with 207: This test ...")
 )
 HINT_RE = re.compile(r"DATA VALIDATION ERROR|Limiting max message size|exiting improperly")
 
@@ -183,8 +200,9 @@ class Title:
 
 
 def untagged(lines: list[str]) -> list[str]:
-    """The lines without Open MPI's `--tag-output`/`--timestamp-output` prefixes."""
-    return [TAG_RE.sub("", line, count=1) for line in lines]
+    """The lines without colour sequences and Open MPI's `--tag-output`/`--timestamp-output`
+    prefixes."""
+    return [TAG_RE.sub("", ANSI_RE.sub("", line), count=1) for line in lines]
 
 
 def indent(raw: str) -> int:
@@ -192,8 +210,9 @@ def indent(raw: str) -> int:
 
 
 def ends_table(raw: str) -> bool:
-    """Whether this line, after a title, ends its table on a page: a fence or a heading."""
-    return bool(TABLE_END_RE.match(raw.strip()))
+    """Whether this line, after a title, ends its table: a page's fence or heading, or the
+    summary of OSU 8.0's launchers after their last table."""
+    return bool(TABLE_END_RE.match(raw.strip()) or LAUNCHER_SUMMARY_RE.match(raw.strip()))
 
 
 def left_of(raw: str, title_indent: int) -> bool:
@@ -228,12 +247,9 @@ def version_problem(version: str | None) -> str | None:
     if not numbers:
         return (f"the title has no version, so its layout is unknown (OSU before 4.0, or a "
                 f"build without one); layouts known: OSU {SUPPORTED_TEXT}")
-    if numbers < SUPPORTED[0]:
+    if numbers < OLDEST:
         return (f"OSU {version} is older than the layouts this parser knows (OSU "
                 f"{SUPPORTED_TEXT}): its table format was never checked")
-    if numbers >= SUPPORTED[1]:
-        return (f"OSU {version} is newer than the layouts this parser knows (OSU "
-                f"{SUPPORTED_TEXT}): check its output format and add it to omb_suite.parsing")
     return None
 
 

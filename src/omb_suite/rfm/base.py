@@ -24,7 +24,7 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import binaries, catalogue, curvelog, parsing, probe
+from omb_suite import binaries, catalogue, curvelog, osu_versions, parsing, probe
 from omb_suite.failures import with_cause
 from omb_suite.placements import Placing
 from omb_suite.rfm import environ_facts, mv2, references
@@ -137,13 +137,15 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
 
     def program(self) -> str:
         """The OSU program by absolute path, or a skip saying how to get it."""
-        absent = catalogue.get(self.benchmark).missing_from(self.osu_version)
+        absent = catalogue.get(self.benchmark).missing_from(self.osu_version) or (
+            osu_versions.lacks(self.benchmark, self.osu_version)
+            and f'OSU {self.osu_version} installs no {self.benchmark}')
         if absent:
-            self.skip(f'{absent}: build a newer OSU for this environment (docs/spack.md)')
+            self.skip(f'{absent}: build an OSU release that has it (docs/spack.md)')
         roots = [self.osu_root, *environ_facts.osu_roots(self.current_environ),
                  os.environ.get('OSU_ROOT')]
         try:
-            return str(binaries.find_osu_binary(self.benchmark, roots, self.search_path()))
+            found = binaries.find_osu_binary(self.benchmark, roots, self.search_path())
         except binaries.OsuNotFoundError as err:
             info = catalogue.get(self.benchmark)
             needs = f', and OSU builds it only against an MPI with {info.needs}' \
@@ -155,6 +157,13 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
                    'docs/getting-started.md')
             self.skip(f'{str(err).splitlines()[0].rstrip(".")}{where} (exists since OSU '
                       f'{info.since}{needs}); {how}')
+        self.osu_version = self.osu_version or osu_versions.banner_version(found)
+        lacks = osu_versions.not_built(found)
+        self.skip_if(lacks is not None, f'{found.name} of OSU {self.osu_version} was built '
+                     f'without {lacks} (this MPI lacks them): it only says so and exits')
+        if note := osu_versions.unknown_note(self.osu_version):
+            self.logger.warning(note)
+        return str(found)
 
     @run_after('setup')
     def use_external_references(self):
@@ -181,15 +190,13 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     def osu_options(self) -> list[str]:
         """Benchmark options; children extend this (``-f``, ``-c``, ``-d cuda``...)."""
         opts: list[str] = []
-        lo, hi = self.sweep()
-        if lo is not None or hi is not None:
-            opts += ['-m', f'{"" if lo is None else lo}:{"" if hi is None else hi}'
-                     if lo is not None else str(hi)]
-        if self.warmup is not None:
-            opts += ['-x', str(self.warmup)]
-        if self.iterations is not None:
-            opts += ['-i', str(self.iterations)]
-        return opts + self.mem_limit_options() + list(self.extra_opts)
+        lo, asked = self.sweep()
+        hi = self.sweep_max(asked)
+        if lo is not None or hi is not None:   # 8.0b2 misreads '-m MAX': ':MAX' there
+            alone = lo is None and osu_versions.supports(self.osu_version, 'max_size_alone')
+            span = f'{"" if lo is None else lo}:{"" if hi is None else hi}'
+            opts += ['-m', str(hi) if alone else span]
+        return opts + self.count_options() + self.mem_limit_options() + list(self.extra_opts)
 
     def launcher_options(self) -> list[str]:
         """Launcher options that place the ranks; children define the placement."""
@@ -218,6 +225,8 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         shutil.copyfile(os.path.join(probe.source_dir(), probe.WRAPPER), wrapper)
         os.chmod(wrapper, 0o755)
         self.executable = f'./{probe.WRAPPER}'
+        if osu_versions.supports(self.osu_version, 'colour'):
+            self.env_vars = {**self.env_vars, 'NO_COLOR': '1'}   # plain tables in the logs
         self.executable_opts = [*self.wrapper_options(), self.osu_program, *self.osu_options()]
         self.job.launcher.options = self.launcher_options()
         # ReFrame copies the job shape into the job only in run(); launches that children add

@@ -30,6 +30,7 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite import algorithms as alg
 from omb_suite import catalogue, evidence, families, mpilib, parsing, placements, probe, topology
+from omb_suite.osu_counts import Counts, options
 from omb_suite.rfm import environ_facts, mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.correctness import CheckedInLaunch
@@ -261,7 +262,9 @@ VALIDATION_OUTPUT = 'validation.out'
 #: its stderr, apart: OSU's warnings (``Limiting max message size``) go there unbuffered and
 #: would land inside a table row of the buffered stdout
 VALIDATION_ERRORS = 'validation.err'
-VALIDATION_ITERATIONS = ('-x', '2', '-i', '10')
+#: The correctness run's few iterations (written as the OSU reads them: 8.0b2 takes a lone
+#: ``-x 2`` after ``-i`` for the iteration count)
+VALIDATION_COUNTS = Counts(warmup=2, iterations=10)
 
 
 class CollectiveSweep(CheckedInLaunch):
@@ -300,7 +303,8 @@ class CollectiveSweep(CheckedInLaunch):
         if not self.osu_check_run():
             return
         launcher = self.job.launcher.run_command(self.job)
-        opts = ' '.join([*self.osu_options(), '-c', *VALIDATION_ITERATIONS])
+        counts = options(self.benchmark, VALIDATION_COUNTS, self.osu_buckets())
+        opts = ' '.join([*self.osu_options(), '-c', *counts])
         self.prerun_cmds = [*self.prerun_cmds, f'{launcher} {self.osu_program} {opts} > '
                             f'{VALIDATION_OUTPUT} 2> {VALIDATION_ERRORS}']
         # kept with the job's output: the correctness run's evidence, pass or fail

@@ -15,8 +15,8 @@ node-minutes per partition. The job script carries the plan as a comment for the
 
 Attributes the test must offer by the end of ``setup``: ``benchmark``, the job shape
 (``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``, ``topology``,
-``warmup``, ``iterations``, ``extra_opts``; optionally ``placement`` and
-``datatype_bytes()``.
+``warmup``, ``iterations``, ``warmup_large``, ``iterations_large``, ``extra_opts``;
+optionally ``placement`` and ``datatype_bytes()``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.runtime import runtime
 from reframe.utility import osext
 
-from omb_suite import costfit, costmodel, costwall, osu_limits, scale_audit
+from omb_suite import costfit, costmodel, costwall, osu_limits, osu_versions, scale_audit
 from omb_suite.setup.environs import repo_root
 
 #: What the job prints after the launch: its exit status and seconds taken.
@@ -154,7 +154,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
             self.benchmark, self.num_tasks, 1 if lo is None else lo, hi,
             user_mem_limit=osu_limits.mem_limit_in(list(self.extra_opts)),
             ranks_per_node=per_node, node_memory=node_memory(self),
-            datatype_size=self.datatype_bytes())
+            osu_version=self.osu_version, datatype_size=self.datatype_bytes())
 
     def datatype_bytes(self) -> int:
         return 1
@@ -164,8 +164,23 @@ class ScaleAware(rfm.RegressionTestPlugin):
         return results_dir() / self.current_system.name / self.current_partition.name
 
     def mem_limit_options(self) -> list[str]:
+        """``-M`` where the plan raises it (only an OSU that has ``-M`` gets one); a ``-M`` in
+        ``extra_opts`` for an OSU without it fails here, saying so (OSU would print its usage
+        and exit)."""
+        given = osu_limits.mem_limit_in(list(self.extra_opts))
+        if given is not None and self.osu_version and \
+                not osu_versions.supports(self.osu_version, 'mem_limit'):
+            raise ValueError(f'extra_opts gives -M {given}, but OSU {self.osu_version} has no '
+                             f'-M (removed in OSU 7.5; it answers "Invalid option [-M]"): drop '
+                             f'it; the suite stops the sweep where the node\'s memory allows')
         plan = self.sweep_plan()
         return ['-M', str(plan.mem_limit)] if plan and plan.mem_limit else []
+
+    def sweep_max(self, asked: int | None) -> int | None:
+        """The ``-m`` largest size: the one asked for, or the plan's lower one (an OSU without
+        ``-M`` whose largest size would not fit the node: the suite stops the sweep)."""
+        plan = self.sweep_plan() if asked is not None else None
+        return plan.max_size if plan and plan.max_size is not None else asked
 
     def launches(self) -> int:
         """Launches of the OSU program in the job (children with extra runs say so)."""
@@ -185,7 +200,9 @@ class ScaleAware(rfm.RegressionTestPlugin):
         plan = self.sweep_plan()
         return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
                                  model or partition_model(self), warmup=self.warmup,
-                                 iterations=self.iterations, launches=self.launches())
+                                 iterations=self.iterations, launches=self.launches(),
+                                 warmup_large=self.warmup_large,
+                                 iterations_large=self.iterations_large)
 
     def base_prediction(self) -> costmodel.Prediction:
         """The prediction of the partition's declared model (or the defaults), not fitted:
@@ -234,7 +251,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
         plan = self.sweep_plan()
         self.prerun_cmds = [*self.prerun_cmds, scale_audit.plan_line(
             self.benchmark, self.num_tasks, plan.sizes[-1] if plan and plan.sizes else None,
-            pred.seconds, self.limit_s), 'omb_t0=$(date +%s)']
+            pred.seconds, self.limit_s, self.osu_version), 'omb_t0=$(date +%s)']
         self.postrun_cmds = [f'echo "{LAUNCH_MARK} rc=$? elapsed=$(($(date +%s) - omb_t0))" >&2',
                              *self.postrun_cmds]
         record(self, pred)

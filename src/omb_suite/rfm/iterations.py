@@ -5,10 +5,13 @@ When neither ``warmup`` nor ``iterations`` is set (``-S``, a mode), the test's e
 passing runs in its partition's perflog (same test name, so same benchmark, placement,
 algorithm and scale, and same environment) choose ``-x``/``-i``; the choice and its reason
 are printed, kept in ``iterations_reason`` (run report) and the counts in the perflog
-columns ``warmup``/``iterations``. ``-S iterations_from_history=0`` keeps OSU's defaults.
+columns ``warmup``/``iterations``, and where the environment's OSU has iteration buckets
+(:func:`omb_suite.osu_counts.options`) a count per size range, the sizes above 8 KiB in
+``warmup_large``/``iterations_large``, in the one launch. ``-S iterations_from_history=0``
+keeps OSU's defaults.
 
-Attributes the test must offer by the end of ``setup``: ``benchmark``, ``warmup``,
-``iterations``, ``reported_sizes()``, ``perflog_location()``, ``sweep_plan()``,
+Attributes the test must offer by the end of ``setup``: ``benchmark``, ``osu_version``,
+``warmup``, ``iterations``, ``reported_sizes()``, ``perflog_location()``, ``sweep_plan()``,
 ``job_shape()``, ``launches()``.
 """
 
@@ -20,7 +23,15 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import catalogue, costfit, costmodel, iterations
+from omb_suite import (
+    catalogue,
+    costfit,
+    costmodel,
+    iterations,
+    osu_counts,
+    osu_limits,
+    osu_versions,
+)
 from omb_suite.rfm.cost import partition_model
 
 _ROWS: dict[Path, dict[tuple[str, str], list[dict[str, str]]]] = {}
@@ -47,6 +58,14 @@ def _count(value: str) -> int | None:
     return int(value) if value.isdigit() else None
 
 
+def count_ran(row: dict[str, str], size: int) -> int | None:
+    """The ``-i`` a record's run had at ``size`` (``None``: OSU's default)."""
+    large = _count(row.get('iterations_large') or '')
+    if large is not None and osu_limits.is_large(size):
+        return large
+    return _count(row.get('iterations') or '')
+
+
 class FromHistory(rfm.RegressionTestPlugin):
     """``-x``/``-i`` chosen from the test's own history when not set."""
 
@@ -56,8 +75,29 @@ class FromHistory(rfm.RegressionTestPlugin):
     #: string ``'0'`` for True.)
     iterations_from_history = variable(typ.Bool, value=True, loggable=False)
 
+    #: Warm-up (``-x``) of the sizes above 8 KiB, apart from ``warmup`` (which then holds for
+    #: the sizes up to 8 KiB): OSU 7.5.1 and later (iteration buckets); ``None``: as ``warmup``.
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    warmup_large = variable(int, type(None), value=None)
+
+    #: Timed iterations (``-i``) of the sizes above 8 KiB, as ``warmup_large``.
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    iterations_large = variable(int, type(None), value=None)
+
     #: Why the test runs with its counts (printed, and in the run report).
     iterations_reason = variable(str, value='')
+
+    def counts(self) -> osu_counts.Counts:
+        return osu_counts.Counts(self.warmup, self.iterations, self.warmup_large,
+                                 self.iterations_large)
+
+    def osu_buckets(self) -> bool:
+        """Whether the environment's OSU takes a count per size range (7.5.1 and later)."""
+        return osu_versions.supports(self.osu_version, 'iteration_buckets')
+
+    def count_options(self) -> list[str]:
+        """``-x``/``-i`` as this OSU reads them (:func:`omb_suite.osu_counts.options`)."""
+        return osu_counts.options(self.benchmark, self.counts(), self.osu_buckets())
 
     def size_history(self) -> list[iterations.SizeHistory]:
         """Each reported size's earlier passing values and the ``-i`` they ran with."""
@@ -67,24 +107,30 @@ class FromHistory(rfm.RegressionTestPlugin):
         out = []
         for size in self.reported_sizes() if metric else []:
             mine = [r for r in rows if r.get('perf_var') == f'{metric[0]}_{size}']
-            ran = [_count(r.get('iterations', '')) for r in mine]
+            ran = [count_ran(r, size) for r in mine]
             usual = max(set(ran), key=ran.count) if ran else None
             values = [float(r['perf_value']) for r, n in zip(mine, ran, strict=True)
                       if n == usual and r['perf_value'] not in ('', 'null', 'None')]
             out.append(iterations.SizeHistory(size, values, usual))
         return out
 
-    def sweep_cost(self, warmup: int | None, count: int | None) -> float:
+    def sweep_cost(self, counts: osu_counts.Counts) -> float:
         """Predicted seconds of the sweep with these counts (the partition's model)."""
         plan = self.sweep_plan()
         return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
-                                 partition_model(self), warmup=warmup, iterations=count,
-                                 launches=self.launches()).seconds
+                                 partition_model(self), warmup=counts.warmup,
+                                 iterations=counts.iterations, launches=self.launches(),
+                                 warmup_large=counts.warmup_large,
+                                 iterations_large=counts.iterations_large).seconds
 
     @run_after('setup', always_last=True)
     def choose_iterations(self):
         """Counts from history (printed with the reason); set counts are kept."""
-        if self.warmup is not None or self.iterations is not None:
+        if self.warmup_large is not None or self.iterations_large is not None:
+            self.skip_if(not self.osu_buckets(), f'warmup_large/iterations_large need OSU\'s '
+                         f'iteration buckets (OSU 7.5.1 or later); this environment\'s OSU: '
+                         f'{self.osu_version or "version unknown"}')
+        if self.counts() != osu_counts.Counts():
             self.iterations_reason = f'{self.display_name}: -x/-i as set'
             return
         if self.benchmark not in catalogue.catalogue():
@@ -96,7 +142,9 @@ class FromHistory(rfm.RegressionTestPlugin):
         where = f'{self.display_name} on {self.current_partition.fullname}' \
                 f'+{self.current_environ.name}'
         choice = iterations.choose(self.benchmark, where, self.size_history(), self.sweep_cost,
-                                   self.current_partition.extras.get('iteration_shrink'))
+                                   self.current_partition.extras.get('iteration_shrink'),
+                                   self.osu_buckets())
         self.warmup, self.iterations = choice.warmup, choice.iterations
+        self.warmup_large, self.iterations_large = choice.warmup_large, choice.iterations_large
         self.iterations_reason = choice.reason
         self.logger.info(choice.reason)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import catalogue
+from omb_suite import catalogue, osu_versions
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 
 
@@ -32,6 +32,13 @@ class OsuOneSidedBase(OsuPt2PtBase):
     def unpack_case(self):
         self.benchmark, self.rma_window, self.rma_sync = self.case
         self.tags = self.tags | {self.benchmark}
+
+    @run_after('setup')
+    def skip_osu_defects(self):
+        """A window mode the installed OSU cannot run (``data/osu_versions.yaml`` defects)."""
+        broken = osu_versions.defect(self.osu_version, 'dynamic_window')
+        self.skip_if(self.rma_window == 'dynamic' and broken is not None,
+                     f'OSU {self.osu_version}: {broken}; not run')
 
     def osu_options(self):
         opts = [*super().osu_options(), '-w', self.rma_window, '-s', self.rma_sync]

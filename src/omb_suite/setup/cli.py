@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import families, mpilib
+from omb_suite import families, mpilib, osu_versions
 from omb_suite.setup import (
     environs,
     module_discovery,
@@ -135,9 +134,8 @@ def osu_latency_bytes(root: Path) -> bytes:
 
 
 def osu_version(root: Path) -> str | None:
-    """OSU release compiled into osu_latency's banner ('# OSU MPI%s Latency Test v7.4')."""
-    match = re.search(rb'Latency Test v(\d+(?:\.\d+)+)', osu_latency_bytes(root))
-    return match[1].decode() if match else None
+    """OSU release compiled into osu_latency's title ('7.4', '8.0b')."""
+    return osu_versions.banner_version(root / OSU_MPI_DIR / 'pt2pt' / 'osu_latency')
 
 
 #: The runtime library a GPU build of OSU links (OSU's configure.ac: ``--enable-cuda`` links

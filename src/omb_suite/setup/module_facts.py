@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import families, mpilib
+from omb_suite import families, mpilib, osu_versions
 
 MARKER = 'OMB-FACTS '
 OSU_INSTALL = Path('libexec') / 'osu-micro-benchmarks' / 'mpi' / 'pt2pt' / 'osu_latency'
@@ -89,15 +89,6 @@ def osu_root_of(program: Path) -> Path | None:
     return Path(*parts[:-len(tail)]) if parts[-len(tail):] == tail else None
 
 
-def banner_version(program: Path) -> str | None:
-    """OSU release compiled into osu_latency's banner ('# OSU MPI Latency Test v7.4')."""
-    try:
-        match = re.search(rb'Latency Test v(\d+(?:\.\d+)+)', program.read_bytes())
-    except OSError:
-        return None
-    return match[1].decode() if match else None
-
-
 def linked_mpi(program: Path) -> str | None:
     """The MPI library file ``program`` links as the loaded environment resolves it."""
     try:
@@ -115,7 +106,7 @@ def osu_facts(path: str) -> dict[str, Any]:
     program = Path(found)
     root = osu_root_of(program)
     return {'osu_program': str(program), 'osu_root': str(root) if root else None,
-            'osu_version': banner_version(program), 'osu_links': linked_mpi(program)}
+            'osu_version': osu_versions.banner_version(program), 'osu_links': linked_mpi(program)}
 
 
 def read_facts(family: str | None, before_path: str) -> dict[str, Any]:
