@@ -96,6 +96,10 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     mpi_spec = variable(str, type(None), value=None)
     spack_lock = variable(str, type(None), value=None)
     environ_modules = variable(str, type(None), value=None)
+    #: The series the environment's measurements continue across upgrades (its ``extras``
+    #: ``series``, e.g. ``omb-setup --module ... --series openmpi``; ``None``: omb-review
+    #: derives it from the environment's name).
+    series = variable(str, type(None), value=None)
     placement_observed = variable(str, value='')
 
     @run_after('init')
@@ -122,7 +126,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     @run_after('setup')
     def record_environment_facts(self):
         extras = self.current_environ.extras
-        for fact in ('osu_version', 'osu_spec', 'mpi_spec', 'spack_lock'):
+        for fact in ('osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'series'):
             if extras.get(fact) is not None:
                 setattr(self, fact, str(extras[fact]))
         self.mpi_family, self.mpi_version = environ_facts.mpi_library(self.current_environ)
