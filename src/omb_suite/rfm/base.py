@@ -160,11 +160,12 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
             self.skip(f'{str(err).splitlines()[0].rstrip(".")}{where} (exists since OSU '
                       f'{info.since}{needs}); {how}')
 
-    @run_after('setup')
+    @run_before('performance')
     def use_external_references(self):
         """References live in ``reframe/references/<system>.yaml`` beside the checks run
         (absent = none); an absolute ``$ref`` keeps ReFrame from resolving it against the
-        check's directory."""
+        check's directory. Set before the performance stage: the key's levels (node and rank
+        counts) are set by the children's set-up hooks, which run after this class's."""
         where = references.references_dir(self.prefix, repo_root() / 'reframe' / 'references')
         path = where / f'{self.current_system.name}.yaml'
         reference = references.reference_of(self, path)
