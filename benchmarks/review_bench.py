@@ -55,7 +55,7 @@ SYSTEMS = {"alpha": ["cpu", "gpu"], "beta": ["cpu", "gpu"], "gamma": ["cpu", "gp
 ENVIRONS = {"gnu-ompi": ("openmpi", "4.1.4"), "gnu-mpich": ("mpich", "4.0.2")}
 PT2PT_SIZES = [0] + [2**i for i in range(22)]
 #: The injected regression (last 3 nights): one curve, all 23 sizes, so one finding.
-INJECTED = {"system": "alpha", "partition": "cpu", "environ": "gnu-ompi",
+INJECTED = {"system": "alpha", "partition": "cpu", "lineage": "gnu-ompi",
             "benchmark": "osu_latency", "placement": "inter_node"}
 CHANGED = {"mpi_version", "spack_lock", "mpi_spec", "job_nodelist"}  # what it must name
 COLL_SIZES = [2**i for i in range(0, 22, 3)]
@@ -70,7 +70,7 @@ def _records(rng: random.Random, night: int, system: str, part: str, inject: boo
     Open MPI environment was upgraded (4.1.6, new Spack lock and spec hash) and runs on other
     nodes, and its inter-node latency is 10% slower at every size (what a finding must say)."""
     for env, (family, version) in ENVIRONS.items():
-        upgraded = inject and env == INJECTED["environ"]
+        upgraded = inject and env == INJECTED["lineage"]
         version = "4.1.6" if upgraded else version
         common = {"system": system, "partition": part, "environ": env, "mpi_family": family,
                   "mpi_version": version, "osu_version": "7.4", "buffers": "H H",

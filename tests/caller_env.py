@@ -35,7 +35,7 @@ def from_caller(environ: dict[str, str] | os._Environ) -> list[str]:
 
 def documented() -> set[str]:
     """Every OMB_*/OSU_* variable README.md and docs/ name."""
-    pages = [REPO / 'README.md', *sorted((REPO / 'docs').glob('*.md'))]
+    pages = [REPO / 'README.md', *sorted((REPO / 'docs').rglob('*.md'))]   # docs/dev too
     return {name for page in pages for name in NAME_RE.findall(page.read_text())}
 
 

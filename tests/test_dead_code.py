@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 
 from testdata import REPO
 
@@ -16,11 +17,21 @@ USED_IN = ('src', 'reframe', 'tests', 'benchmarks', 'scripts', 'spack')
 OTHER_TEXT = ('pyproject.toml', '.ci/run', 'scripts/*.sh', 'tests/*.sh')
 
 
+def _tracked(top: str) -> list:
+    """The Python files under ``top`` that git tracks or would track. Build outputs in the
+    checkout (Spack's environment views) are not the project's users of a name: with them, a
+    function no file of ours calls passed because a Spack package mentions its name."""
+    listed = subprocess.run(['git', 'ls-files', '--cached', '--others', '--exclude-standard',
+                             '--', f'{top}/*.py'], cwd=REPO, check=True,
+                            capture_output=True, text=True).stdout.split()
+    return sorted(REPO / name for name in listed if (REPO / name).exists())
+
+
 def _functions() -> list[tuple[str, str]]:
     """(file:line, name) of every module-level function."""
     found = []
     for top in DEFINED_IN:
-        for path in sorted((REPO / top).rglob('*.py')):
+        for path in _tracked(top):
             for node in ast.parse(path.read_text()).body:
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     found.append((f'{path.relative_to(REPO)}:{node.lineno}', node.name))
@@ -42,7 +53,7 @@ def _names(node: ast.AST) -> list[str]:
 def _used() -> set[str]:
     used: set[str] = set()
     for top in USED_IN:
-        for path in (REPO / top).rglob('*.py'):
+        for path in _tracked(top):
             for node in ast.walk(ast.parse(path.read_text())):
                 used.update(_names(node))
     for pattern in OTHER_TEXT:

@@ -52,6 +52,11 @@ def test_only_feature_mpi_lists_the_verdict_set_and_names_a_partition_without_mp
         assert f'- {check} ' in listing
     assert ("partition sitebox:tools: no environment has feature 'mpi' (environments: "
             "builtin), so no OSU check runs there") in listing
+    # partitions that declare no processor (and a Slurm one no node count): said once each,
+    # with what to declare; a local scheduler's one node is this host, not an assumption
+    assert listing.count('partition sitebox:batch: no processor.num_cpus: assumed 2 CPUs') == 1
+    assert listing.count('partition sitebox:login: no processor.num_cpus: assumed 2 CPUs') == 1
+    assert listing.count('no extras.num_nodes: assumed 2 nodes') == 1
 
 
 def test_mpich_gets_hydra_options_and_openmpi_its_own(tmp_path):

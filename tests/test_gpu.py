@@ -73,3 +73,15 @@ def test_device_buffers_only_on_gpu_partitions(tmp_path, gpu_registry):
     assert {(p, env) for b, p, env in cases if b == 'D D'} == {('gpu', 'ompi-cuda'),
                                                             ('gpu', 'debian-ompi')}
     assert ('cpu', 'debian-ompi') in {(p, env) for b, p, env in cases if b == 'H H'}
+
+
+@pytest.mark.parametrize('selection', [('-t', '^device_buffers$'), ('-E', "'D' in buffers")])
+def test_only_the_device_buffer_cases_by_tag_or_expression(tmp_path, gpu_registry, selection):
+    """The GPU-only selection docs/howto-gpu.md shows (``-n`` cannot match the space in
+    ``D D``): every device-buffer case of the partition and no host one."""
+    out = run_reframe(tmp_path, '--system', 'example-gpu', '-lC', '-n', 'OsuPt2Pt', *selection,
+                      registry=gpu_registry, checks=PT2PT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    cases = re.findall(r'%buffers=(\S \S) /\w+ @example-gpu:(\w+)\+', out.stdout)
+    assert cases and {b for b, _ in cases} == set(catalogue.buffers()) - {'H H'}
+    assert {p for _, p in cases} == {'gpu'}

@@ -32,6 +32,39 @@ def test_steps_of_one_allocation_have_the_allocations_nodes(monkeypatch):
     assert topology.of_partition(partition('slurm', {}, num_cpus=2)).nodes == 2
 
 
+def test_flux_steps_in_flux_alloc_have_the_allocations_nodes(monkeypatch, tmp_path):
+    """Inside ``flux alloc -N 4`` (``FLUX_URI`` set) the instance's size, not the 128 nodes
+    declared for the whole cluster; outside it the declared count (a stand-in ``flux``)."""
+    flux = tmp_path / 'flux'
+    flux.write_text('#!/bin/sh\n[ "$1 $2" = "getattr size" ] && echo 4\n')
+    flux.chmod(0o755)
+    monkeypatch.setenv('PATH', f'{tmp_path}:/usr/bin:/bin')
+    part = partition('local', {'num_nodes': 128}, launcher='flux', num_cpus=4)
+    monkeypatch.delenv('FLUX_URI', raising=False)
+    assert topology.of_partition(part).nodes == 128
+    monkeypatch.setenv('FLUX_URI', 'local:///tmp/flux-x/local-0')
+    assert topology.of_partition(part).nodes == 4
+    assert topology.assumptions(partition('slurm', {}, launcher='flux', num_cpus=4,
+                                          num_sockets=1)) == []
+
+
+def test_what_was_assumed_is_named_with_what_to_declare(monkeypatch):
+    monkeypatch.delenv('SLURM_JOB_NUM_NODES', raising=False)
+    bare = topology.assumptions(partition('slurm', {}))
+    assert len(bare) == 2
+    assert bare[0].startswith('no processor.num_cpus: assumed 2 CPUs per node')
+    assert 'declare processor: {num_cpus' in bare[0]
+    assert bare[1].startswith('no extras.num_nodes: assumed 2 nodes')
+    assert 'declare extras: {num_nodes: N}' in bare[1]
+    one_socket = topology.assumptions(partition('slurm', {'num_nodes': 8}, num_cpus=64))
+    assert one_socket == [
+        'no processor.num_sockets: assumed 1 socket per node (no inter_socket placement); '
+        'declare processor.num_sockets and num_cpus_per_socket']
+    assert topology.assumptions(partition('local', {}, num_cpus=2, num_sockets=1)) == []
+    declared = partition('slurm', {'num_nodes': 8}, num_cpus=64, num_sockets=2)
+    assert topology.assumptions(declared) == []
+
+
 def test_cores_from_reframe_processor_info_with_smt():
     epyc = partition('slurm', {'num_nodes': 64}, gpus=4, num_cpus=256, num_cpus_per_core=2,
                      num_cpus_per_socket=128, num_sockets=2)

@@ -23,7 +23,8 @@ from .series import SERIES_KEYS
 #: Fields compared, in the order they are shown: software first, then nodes and placement.
 FIELDS = (
     "environ", "mpi_version", "osu_version", "reframe_version", "mpi_spec", "osu_spec",
-    "spack_lock", "job_nodelist", "placement_observed", "algorithm_evidence",
+    "spack_lock", "iterations", "warmup", "job_nodelist", "placement_observed",
+    "algorithm_evidence",
 )
 _SHOWN = 3  # baseline values listed per field
 

@@ -13,10 +13,11 @@ Windows per series (values only; failed runs have no value and are counted apart
 
 The judged session is the runs at or after ``since``, else the newest session of each system:
 its runs within ``session_gap`` of its newest run (those with the newest run's session tag,
-where it has one).  A series with a value in it that has no baseline to compare with
-(a new library, a renamed environment, too few earlier runs) is ``new``: the gate could not
-judge it, and ``omb-review check`` does not call that a pass.  Each verdict keeps the software
-of its two windows (environment, MPI and OSU versions) to say what was judged.
+where it has one).  A series with a value in it and fewer than ``min_baseline`` runs before
+its latest window (a new library, a renamed environment, too short a history) is ``new``:
+the gate could not judge it, and ``omb-review check`` does not call that a pass.  Each verdict
+keeps the software of its two windows (environment, MPI and OSU versions) to say what was
+judged.
 """
 
 from __future__ import annotations
@@ -125,8 +126,8 @@ class Run:
 
     def versions(self, runs: np.ndarray) -> dict[str, list[str]]:
         """Distinct values of each :data:`SOFTWARE` field over ``runs``, in run order."""
-        return {f: list(dict.fromkeys(str(v) for v in self.software[f][runs] if v is not None))
-                for f in SOFTWARE if f in self.software}
+        found = {f: dict.fromkeys(self.software[f][runs].tolist()) for f in self.software}
+        return {f: [v for v in values if v is not None] for f, values in found.items()}
 
 
 def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]]) -> SeriesResult:
@@ -156,8 +157,9 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
     sigma = noise(sign * values[:start] if start >= 3 else sign * values)  # reference noise
     result.verdict = compare(values[base], values[start:], sign, thr, s, sigma)
     result.software = {"baseline": run.versions(ok[base]), "latest": run.versions(ok[start:])}
-    v = result.verdict
-    result.new = bool(v.status == "insufficient" and v.n_latest and v.n_baseline < s.min_baseline)
+    # new: too little history before the latest window (not a baseline cut at a change point)
+    result.new = bool(result.verdict.status == "insufficient" and result.verdict.n_latest
+                      and start < s.min_baseline)
     result.baseline_window = _window(times[base])
     result.latest_window = _window(times[start:])
     if result.verdict.status == "regression":

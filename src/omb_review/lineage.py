@@ -15,12 +15,14 @@ environment's name. Per system, partition and environment the lineage is:
 3. else (a name that is only a version) the MPI family.
 
 Environments of one derived lineage that were measured side by side (their runs overlap in
-time: the same sessions) stay apart: each keeps its own name as its lineage. A declared
+time: the same sessions) stay apart: each keeps its own name as its lineage (the others,
+which ran one after another, are the lineage). A declared
 lineage is never split. The versions (environment, MPI, OSU) stay attributes of each run, and a
 finding names what changed. Bad input is said in a note and nothing is dropped: a lineage whose
 environments are of two MPI families (the families stay separate series, as ``mpi_family`` is
-a series key), and an environment that begins where another of the same library ended under a
-different lineage (a rename: its series start with no baseline).
+a series key), environments declared one series but measured side by side (their runs are
+one series, as declared), and an environment that begins where another of the same library
+ended under a different lineage (a rename: its series start with no baseline).
 """
 
 from __future__ import annotations
@@ -69,6 +71,12 @@ def _successive(spans: list[tuple]) -> bool:
     return all(a[1] < b[0] for a, b in itertools.pairwise(ordered))
 
 
+def _overlapping(spans: list[tuple]) -> list[bool]:
+    """For each (first, last) span, whether another one overlaps it."""
+    return [any(j != i and a[0] <= b[1] and b[0] <= a[1] for j, b in enumerate(spans))
+            for i, a in enumerate(spans)]
+
+
 def _assign(env: pl.DataFrame) -> tuple[dict[tuple, str], list[str]]:
     """(system, partition, environ) -> lineage, and notes on environments kept apart."""
     out: dict[tuple, str] = {}
@@ -78,13 +86,15 @@ def _assign(env: pl.DataFrame) -> tuple[dict[tuple, str], list[str]]:
                                                                   maintain_order=True):
         names = group["environ"].to_list()
         spans = list(zip(group["first"], group["last"], strict=True))
-        apart = len(names) > 1 and None not in names and not _successive(spans)
-        for name in names:
-            out[(system, partition, name)] = name if apart else candidate
-        if apart:
-            notes.append(f"{system}:{partition}: environments {', '.join(sorted(names))} were "
-                         f"measured side by side (their runs overlap in time): each is a series "
-                         f"of its own, not the lineage {candidate!r}")
+        apart = [o and name is not None for name, o in zip(names, _overlapping(spans),
+                                                           strict=True)]
+        for name, own in zip(names, apart, strict=True):
+            out[(system, partition, name)] = name if own else candidate
+        if any(apart):
+            kept = sorted(n for n, own in zip(names, apart, strict=True) if own)
+            notes.append(f"{system}:{partition}: environments {', '.join(kept)} were measured "
+                         "side by side (their runs overlap in time): each is a series of its "
+                         f"own, not the lineage {candidate!r}")
     for row in env.filter(pl.col("declared").is_not_null()).iter_rows(named=True):
         out[(row["system"], row["partition"], row["environ"])] = row["declared"]
     return out, notes
@@ -95,21 +105,30 @@ def _library(row: dict) -> str:
             f"OSU {'/'.join(row['osu']) or '?'}")
 
 
-def _mixed_families(env: pl.DataFrame) -> list[str]:
-    """A lineage holding two MPI families: the families stay separate series."""
+def _which(group: pl.DataFrame) -> str:
+    return "; ".join(f"{r['environ']} ({_library(r)}, {r['first']:%Y-%m-%d}.."
+                     f"{r['last']:%Y-%m-%d})" for r in group.sort("first").iter_rows(named=True))
+
+
+def _mixed(env: pl.DataFrame) -> list[str]:
+    """A lineage holding two MPI families (they stay separate series), or environments
+    declared one series but measured side by side (their runs are mixed in one series)."""
     notes = []
     for (system, partition, lineage), group in env.group_by(*_PLACE, "lineage",
                                                             maintain_order=True):
         families = sorted({f for fs in group["families"] for f in fs})
-        if len(families) < 2:
-            continue
-        which = "; ".join(f"{r['environ']} ({_library(r)}, {r['first']:%Y-%m-%d}.."
-                          f"{r['last']:%Y-%m-%d})" for r in group.sort("first").iter_rows(
-                              named=True))
-        notes.append(f"{system}:{partition}: lineage {lineage!r} holds MPI families "
-                     f"{' and '.join(families)}: {which}. Each family stays a series of its own "
-                     "(a new family has no baseline); if they are different libraries, give "
-                     "them different series names (environment extras 'series')")
+        if len(families) > 1:
+            notes.append(f"{system}:{partition}: lineage {lineage!r} holds MPI families "
+                         f"{' and '.join(families)}: {_which(group)}. Each family stays a series "
+                         "of its own (a new family has no baseline); if they are different "
+                         "libraries, give them different series names (environment extras "
+                         "'series')")
+        elif group.height > 1 and not _successive(list(zip(group["first"], group["last"],
+                                                           strict=True))):
+            notes.append(f"{system}:{partition}: environments declared as series {lineage!r} "
+                         f"were measured side by side: {_which(group)}; their runs are one "
+                         "series. If they are different libraries, give them different series "
+                         "names")
     return notes
 
 
@@ -145,7 +164,7 @@ def assign(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     env = env.with_columns(lineage=pl.Series(
         [mapping[(s, p, e)] for s, p, e in env.select(*_PLACE, "environ").iter_rows()],
         dtype=pl.String))
-    notes += _mixed_families(env) + _renamed(env)
+    notes += _mixed(env) + _renamed(env)
     table = env.select(*_PLACE, "environ", "lineage").with_columns(
         pl.col(*_PLACE, "environ", "lineage").cast(pl.Categorical))
     keys = [*_PLACE, "environ"]

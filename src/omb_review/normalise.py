@@ -11,6 +11,8 @@
   and ``algorithm`` (collective algorithms only) is left null, so old and new records of
   one measurement are one series;
 - ReFrame's version (``%(version)s``, a column ``version``) becomes ``reframe_version``;
+- ``warmup`` and ``iterations`` (OSU's ``-x``/``-i``; null: OSU's defaults) are kept as text:
+  attributes of a run that a finding names when they changed, not part of a series;
 - ``unknown`` lists the series columns the source did not have (an older perflog header, a
   ReFrame 3 line): unknown, not null (``series.join_unknown`` resolves them).
 """
@@ -26,7 +28,7 @@ STRING_COLUMNS = (
     "placement", "mapping", "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family",
     "mpi_version", "osu_version", "reframe_version",
     "osu_spec", "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence",
-    "session_tag", "series", "perf_var", "perf_unit", "perf_result",
+    "session_tag", "series", "warmup", "iterations", "perf_var", "perf_unit", "perf_result",
 )
 INT_COLUMNS = ("num_nodes", "num_tasks", "num_tasks_per_node", "window_size", "processes")
 NUMBER_COLUMNS = ("perf_value", "perf_ref", "perf_lower_thres", "perf_upper_thres")
@@ -41,8 +43,8 @@ COLUMNS = (
     "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement", "mapping",
     "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers", "mpi_family",
     "mpi_version", "osu_version", "reframe_version", "osu_spec", "mpi_spec", "spack_lock",
-    "placement_observed", "algorithm_evidence", "session_tag", "series", "perf_var", "value",
-    "unit",
+    "placement_observed", "algorithm_evidence", "session_tag", "series", "warmup", "iterations",
+    "perf_var", "value", "unit",
     "ref", "lower", "upper",
     "perf_result", "unknown", "source", "line",
 )
@@ -50,8 +52,8 @@ COLUMNS = (
 CATEGORICAL = (
     "result", "system", "partition", "environ", "test", "benchmark", "placement", "mapping",
     "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family", "mpi_version", "osu_version",
-    "reframe_version", "osu_spec", "mpi_spec", "spack_lock", "session_tag", "series", "perf_var",
-    "unit",
+    "reframe_version", "osu_spec", "mpi_spec", "spack_lock", "session_tag", "series", "warmup",
+    "iterations", "perf_var", "unit",
     "perf_result",
     "source", "job_nodelist", "name", "placement_observed", "algorithm_evidence", "unknown",
 )

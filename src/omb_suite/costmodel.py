@@ -218,13 +218,6 @@ def scaled(prediction: Prediction, factor: float) -> Prediction:
                    ends=[(size, t * factor) for size, t in prediction.ends])
 
 
-def combine(parts: list[Prediction]) -> Prediction:
-    """Several programs' loops in one launch: one start-up, the loops one after another."""
-    startup = max((p.startup_s / p.launches for p in parts), default=0.0)
-    loop = sum(p.loop_s for p in parts)
-    return Prediction(startup + loop, startup, loop, [])
-
-
 def with_corrections(model: PerfModel, corrections: Corrections, source: str) -> PerfModel:
     return replace(model, corrections=corrections, source=source)
 

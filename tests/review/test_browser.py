@@ -64,6 +64,9 @@ def test_filter_follow_a_finding_and_hover_a_point(browser, bench_page, tmp_path
     page.select_option("#filter-system", "beta")  # the step was injected on alpha only
     assert all("alpha" not in t for t in rows.all_inner_texts())
     page.select_option("#filter-system", "alpha")
+    page.select_option("#filter-lineage", "gnu-mpich")  # the environment's lineage
+    assert all("gnu-ompi" not in t for t in rows.all_inner_texts())
+    page.select_option("#filter-lineage", "gnu-ompi")
     row = page.locator("#findings-table tbody tr.regression", has_text="inter_node").first
     assert "osu_latency" in row.inner_text()
     row.click()

@@ -121,3 +121,17 @@ def test_fdr_control_keeps_strong_regressions_and_drops_what_noise_explains():
     assert all(r.verdict.status == "ok" for r in noise)
     assert few_runs.verdict.status == "regression" and few_runs.verdict.q_value is None
     assert strong[0].verdict.confidence == 1 - strong[0].verdict.q_value > 0.9999
+
+
+def test_a_baseline_cut_short_by_a_change_point_is_not_a_new_series():
+    """Synthetic: 40 nights, 10% faster from night 37, judged --since night 39: the baseline
+    is the 2 runs of the new level (too few to judge), but the series has a history: it is
+    insufficient, not new. The same two runs with no history before them are new."""
+    rng = np.random.default_rng(5)
+    y = _noise(rng, 40, spikes=0)
+    y[37:] *= 0.9
+    since = datetime(2025, 1, 1, tzinfo=timezone.utc) + timedelta(days=39)
+    res = gate.judge(_run(y), gate.Windows(since=since), Settings(), [])
+    assert res.verdict.status == "insufficient" and res.verdict.n_baseline == 2
+    assert not res.new
+    assert gate.judge(_run(y[-3:]), gate.Windows(latest=1), Settings(), []).new

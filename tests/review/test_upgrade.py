@@ -126,3 +126,47 @@ def test_a_lineage_mixing_families_is_said_and_keeps_every_record(tmp_path, caps
     assert series.height == 4  # each family its own series
     code, result, _ = _check(tmp_path)
     assert code == EXIT_NEW_SERIES and result["counts"]["new"] == 28
+
+
+def test_environments_declared_one_series_but_run_side_by_side_are_said(tmp_path):
+    write(tmp_path / "perflogs", [[Session("site-a", series="ompi"),
+                                   Session("site-b", "4.1.6", series="ompi")]] * 2)
+    notes = load(tmp_path / "perflogs", use_cache=False).notes
+    assert any("environments declared as series 'ompi' were measured side by side" in n
+               for n in notes)
+
+
+def test_a_declaration_holds_for_the_environments_earlier_records(tmp_path, capsys):
+    """site-a declared its series only in its last session: its five earlier records (no
+    declaration, as an older perflog) are the same series, so site-b's slower upgrade is
+    judged against all six (synthetic x1.5/x0.6)."""
+    write(tmp_path / "perflogs", [[Session("site-a")]] * 5 + [[Session("site-a", series="ompi")]]
+          + [[Session("site-b", "4.1.6", series="ompi", scale=SLOWER)]])
+    code, result, _ = _check(tmp_path)
+    assert code == EXIT_REGRESSION
+    assert {s["lineage"] for s in result["series"]} == {"ompi"}
+    assert all(s["n_baseline"] == 18 for s in result["series"])
+
+
+def test_a_finding_names_a_changed_iteration_count(tmp_path, capsys):
+    """Before logged -i 2000, after -i 10000 (synthetic labels): unlike runs are compared, and
+    the finding says so."""
+    write(tmp_path / "perflogs", [[Session("mod-openmpi-4_1_5", iterations="2000")]] * 6
+          + [[Session("mod-openmpi-4_1_6", "4.1.6", scale=SLOWER, iterations="10000")]])
+    assert _check(tmp_path)[0] == EXIT_REGRESSION
+    assert "changed iterations: 2000 -> 10000" in capsys.readouterr().out
+
+
+def test_successive_versions_stay_one_lineage_beside_two_compared_side_by_side(tmp_path):
+    """4.1.4 then 4.1.5 (an upgrade), then 4.1.6 and 5.0.5 compared in the same sessions: the
+    first two are openmpi, the two compared keep their names."""
+    write(tmp_path / "perflogs", [[Session("openmpi-4.1.4", "4.1.4")]] * 2
+          + [[Session("openmpi-4.1.5")]] * 2
+          + [[Session("openmpi-4.1.6", "4.1.6"), Session("openmpi-5.0.5", "5.0.5")]] * 2,
+          repeat=2)
+    ds = load(tmp_path / "perflogs", use_cache=False)
+    pairs = set(ds.frame.select(pl.col("environ", "lineage").cast(pl.String)).unique().rows())
+    assert pairs == {("openmpi-4.1.4", "openmpi"), ("openmpi-4.1.5", "openmpi"),
+                     ("openmpi-4.1.6", "openmpi-4.1.6"), ("openmpi-5.0.5", "openmpi-5.0.5")}
+    assert any("environments openmpi-4.1.6, openmpi-5.0.5 were measured side by side" in n
+               for n in ds.notes)

@@ -1,8 +1,9 @@
-"""Upgrade scenarios built from real records: the mini-cluster's perflog (``data/
-trend-minicluster``, 60 real runs of osu_latency and osu_bw inter-node, Open MPI 4.1.4) re-labelled
-as sessions of environments a site named by version. What is synthetic, and controlled: the
-labels (environment, MPI version, declared series), the dates (one session a day) and, where a
-test says so, the values of one session (latency x1.5, bandwidth x0.6)."""
+"""Upgrade scenarios built from real records: the mini-cluster's perflog
+(``data/trend-minicluster``, 60 real runs of osu_latency and osu_bw inter-node, Open MPI
+4.1.4) re-labelled as sessions of environments a site named by version. What is synthetic, and
+controlled: the labels (environment, MPI version, declared series, iteration count), the dates
+(one session a day) and, where a test says so, the values of one session (latency x1.5,
+bandwidth x0.6)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Session:
     mpi_family: str = "openmpi"
     series: str | None = None
     scale: dict[str, float] = field(default_factory=dict)
+    iterations: str = "null"  # OSU's -i as logged (null: OSU's default, as measured)
 
 
 def _runs() -> tuple[list[str], list[list[dict[str, str]]]]:
@@ -65,7 +67,8 @@ def _relabelled(rec: dict[str, str], env: Session, day: datetime, cols: list[str
     offset = when - when.replace(hour=0, minute=0, second=0)  # keep the order within a day
     new = {**rec, "job_completion_time": (day + offset - timedelta(hours=5)).isoformat(),
            "environ": env.environ, "mpi_version": env.mpi_version, "mpi_family": env.mpi_family,
-           "name": rec["name"], "environ_modules": f"{env.mpi_family}/{env.mpi_version}"}
+           "environ_modules": f"{env.mpi_family}/{env.mpi_version}",
+           "iterations": env.iterations}
     factor = env.scale.get(rec["perf_unit"])
     if factor is not None and rec["perf_value"] != "null":
         new["perf_value"] = f"{float(rec['perf_value']) * factor:.2f}"

@@ -1,5 +1,5 @@
 """Example cloud cluster of small nodes (4 vCPUs, one socket, gVNIC), Slurm on top, as
-in a cloud team's runs of the whole suite at 4 to 128 nodes (seed 000).
+in a cloud team's runs of the whole suite at 4 to 128 nodes.
 
 Select with ``--system example-cloud`` for a dry run. Small nodes have one socket, so
 ``inter_socket`` placements are skipped there; collectives scale over node counts.

@@ -1,5 +1,5 @@
 """Example AMD EPYC Slurm cluster: two 64-core sockets per node, one InfiniBand HCA
-attached near cores 96-111 (NUMA node 6), as in a user's notes (seed 004).
+attached near cores 96-111 (NUMA node 6), as in a user's notes.
 
 Select with ``--system example-epyc`` for a dry run. The ``nic_near`` partition pins
 the inter-node pair to the cores next to the HCA (the user measured 1.55 us vs 1.77 us

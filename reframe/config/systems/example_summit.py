@@ -1,5 +1,5 @@
 """Example LSF system with IBM's ``jsrun`` and Spectrum MPI, shaped like OLCF's Summit
-(seed 003's bandwidth results): two POWER9 sockets of 21 cores for applications (SMT4, 84
+(from a user's bandwidth results): two POWER9 sockets of 21 cores for applications (SMT4, 84
 CPUs per socket), 6 V100 GPUs per node.
 
 Jobs are LSF batch jobs (``#BSUB -nnodes``); every launch is ``jsrun`` with resource sets

@@ -63,7 +63,10 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
 
     @run_after('init')
     def restrict_to_gpus(self):
+        """Device-buffer cases run only where a GPU is, and are tagged ``device_buffers``
+        (``-t '^device_buffers$'`` selects them: ``-n`` cannot match the space in ``D D``)."""
         if self.on_device:
+            self.tags = self.tags | {'device_buffers'}
             self.valid_systems = ['+gpu']
             self.valid_prog_environs = [
                 f'+mpi +{kind} {need}' for kind in ('cuda', 'rocm')

@@ -36,7 +36,21 @@ _WARNED: set[str] = set()
 
 def topologies() -> list[Topology]:
     environ_facts.say_what_is_missing()
-    return [topology.of_partition(part) for part in runtime().system.partitions]
+    parts = runtime().system.partitions
+    for part in parts:
+        say_assumed(part)
+    return [topology.of_partition(part) for part in parts]
+
+
+def say_assumed(part) -> None:
+    """Once per session and partition: the shape the suite assumed because the partition's
+    configuration did not give it (:func:`omb_suite.topology.assumptions`)."""
+    key = f'{part.fullname}:shape'
+    said = topology.assumptions(part)
+    if said and key not in _WARNED:
+        _WARNED.add(key)
+        getlogger().warning(f'partition {part.fullname}: ' + '; '.join(said)
+                            + ' (docs/site-config.md#what-your-partition-should-declare)')
 
 
 def libraries() -> frozenset[Library]:
