@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# The "after an upgrade" job of a cluster CI runner (used by .gitlab-ci.yml, and tested on
-# the mini-cluster with exactly these commands):
-#   1. install the venv, register MPI/OSU builds (omb-setup $OMB_SETUP_ARGS);
+# The "after an upgrade" job of a cluster CI runner (used by .gitlab-ci.yml and
+# scripts/upgrade.sh, and tested on the mini-cluster with exactly these commands):
+#   1. install the venv, register MPI/OSU builds (omb-setup $OMB_SETUP_ARGS); nothing is
+#      installed or registered where the site has set itself up: OMB_NO_SETUP=1, or its own
+#      ReFrame configuration in OMB_RFM_CONFIG (':'-separated files, each passed as -C, e.g.
+#      OMB_RFM_CONFIG=/site/reframe.py:$PWD/reframe/config/modes.py); then reframe and
+#      omb-review are the checkout's .venv/bin ones if there are, else those on PATH;
 #   2. run the suite on SYSTEM, tagging the session (ReFrame --session-extras and the
 #      perflog column session_tag) and writing JUnit next to the results; a failure is
 #      re-measured once before it counts (--max-retries 1; both runs stay in the perflog);
@@ -28,9 +32,19 @@ export OMB_RESULTS_DIR=$results
 junit=${OMB_JUNIT_DIR:-$results/junit}
 mkdir -p "$junit"
 
-bash scripts/install-deps.sh || exit 1
-# shellcheck disable=SC2086
-.venv/bin/omb-setup ${OMB_SETUP_ARGS:-} || exit 1
+configs=()
+IFS=: read -ra files <<< "${OMB_RFM_CONFIG:-reframe/config/settings.py}"
+for f in "${files[@]}"; do configs+=(-C "$f"); done
+if [ -n "${OMB_RFM_CONFIG:-}" ] || [ "${OMB_NO_SETUP:-0}" != 0 ]; then
+  echo "== the site's own set-up (${OMB_RFM_CONFIG:+configuration $OMB_RFM_CONFIG, }no install, no omb-setup)"
+else
+  bash scripts/install-deps.sh || exit 1
+  # shellcheck disable=SC2086
+  .venv/bin/omb-setup ${OMB_SETUP_ARGS:-} || exit 1
+fi
+tool() { if [ -x ".venv/bin/$1" ]; then echo "$PWD/.venv/bin/$1"; else command -v "$1"; fi; }
+reframe=$(tool reframe) && review=$(tool omb-review) \
+  || { echo "reframe and omb-review: neither in .venv/bin nor on PATH" >&2; exit 1; }
 
 # A new site's first run has no history: nothing to judge is then expected, not a failure
 first_run=$(find "$results" -name '*.log*' -print -quit 2>/dev/null | grep -q . || echo --allow-empty)
@@ -43,14 +57,14 @@ echo "== reframe on $system, session tag '$tag'${OMB_ALLOC:+, in one allocation:
 policy=()
 [ -n "${OMB_ALLOC:-}" ] && policy=(--exec-policy serial)
 # shellcheck disable=SC2086
-${OMB_ALLOC:-} .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks \
+${OMB_ALLOC:-} "$reframe" "${configs[@]}" -c reframe/checks \
     --system "$system" --session-extras "tag=$tag" -S "session_tag=$tag" --max-retries 1 \
     "${policy[@]}" --report-junit "$junit/$stamp.xml" -r "$@"
 run_rc=$?
 
 echo "== omb-review check (runs since $since against the history before)"
 # shellcheck disable=SC2086
-.venv/bin/omb-review check "$results" --since "$since" --json "$results/gate-$stamp.json" \
+"$review" check "$results" --since "$since" --json "$results/gate-$stamp.json" \
     ${first_run} ${OMB_REVIEW_ARGS:-}
 gate_rc=$?
 

@@ -107,6 +107,26 @@ def test_two_osu_builds_on_one_mpi_get_names_of_their_own():
         'mod-openmpi-4_1_4-osu-micro-benchmarks-7_4', 'mod-mpich-4_0_2']
 
 
+def test_series_is_declared_per_family_or_for_all_module_environments():
+    entries = [{'modules': ['openmpi/4.1.5'], 'mpi_family': 'openmpi'},
+               {'modules': ['mpich/4.0.2'], 'mpi_family': 'mpich'},
+               {'modules': [], 'mpi_family': 'openmpi'}]            # from PATH: no series
+    assert [e.get('series') for e in module_envs.with_series(entries, ['openmpi=ompi'])] == [
+        'ompi', None, None]
+    assert [e.get('series') for e in module_envs.with_series(entries, ['site-mpi'])] == [
+        'site-mpi', 'site-mpi', None]
+    assert [e.get('series') for e in module_envs.with_series(entries, [])] == [None] * 3
+
+
+@pytest.mark.parametrize(('item', 'words'), [
+    ('openmpi=open mpi', 'letters, digits'), ('nompi=x', 'no MPI family'),
+    ('intel-mpi=impi', 'no environment from modules'), ('openmpi=', 'letters, digits')])
+def test_malformed_series_says_what_is_wrong(item, words):
+    entries = [{'modules': ['openmpi/4.1.5'], 'mpi_family': 'openmpi'}]
+    with pytest.raises(module_envs.ModuleError, match=words):
+        module_envs.with_series(entries, [item])
+
+
 @pytest.mark.parametrize(('library', 'family'), [
     ('/usr/lib/x86_64-linux-gnu/libmpi.so.40', 'openmpi'),
     ('/usr/lib/x86_64-linux-gnu/libmpich.so.12', 'mpich'), (None, None)])
@@ -127,13 +147,16 @@ def test_omb_setup_registers_loaded_and_named_modules_instead_of_path(lmod, site
     registry = tmp_path / 'environments.json'
     assert cli.main(['--repo', str(copy_checkout(tmp_path / 'repo')), '--no-spack',
                      '--registry', str(registry), '--loaded-modules', '--discover-modules',
-                     '--module', f'mpich={lmod["mpich"][0]}']) == 0
+                     '--module', f'mpich={lmod["mpich"][0]}', '--series', 'openmpi=ompi']) == 0
     out = capsys.readouterr().out
     assert 'the openmpi on PATH is the one of environment mod-openmpi-' in out
     assert "ReFrame's `local` would have no modules system" in out     # no LMOD_CMD here
     entries = environs.load_registry(registry)
     assert sorted(e['modules'] for e in entries) == sorted([lmod['openmpi'], lmod['mpich'][:1]])
     assert {e['source'] for e in entries} == {'module'}
+    # the declared series reaches the ReFrame environment's extras (the perflog's `series`)
+    assert {e['mpi_family']: environs.to_reframe(e)['extras']['series'] for e in entries} == {
+        'openmpi': 'ompi', 'mpich': None}
 
 
 def test_loaded_modules_that_are_no_mpi_leave_path_to_decide(lmod, tmp_path, monkeypatch,

@@ -24,7 +24,8 @@ def sweep(**attrs: object) -> OsuCollectiveSweep:
                             current_partition=SimpleNamespace(fullname='local:default'),
                             current_environ=SimpleNamespace(name='spack-mpich'))
     return OsuCollectiveSweep(**vars(where), **{'benchmark': 'osu_bcast', 'algorithm': 'chain',
-                                                'num_tasks': 2, 'mapping': 'core', **attrs})
+                                                'num_tasks': 2, 'mapping': 'core', 'num_nodes': 1,
+                                                **attrs})
 
 
 @pytest.fixture

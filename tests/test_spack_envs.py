@@ -159,7 +159,8 @@ def test_generated_reframe_environments_match_the_environment_folders(tmp_path):
         assert family in feats and family.startswith(FAMILY_OF.get(name, name.split('-')[0]))
 
 
-def test_registry_entry_logs_concrete_specs_and_keeps_the_lock(tmp_path):
+def test_registry_entry_logs_concrete_specs_and_keeps_the_lock(tmp_path, monkeypatch):
+    monkeypatch.delenv('OMB_RESULTS_DIR', raising=False)
     repo = built_checkout(tmp_path, ['openmpi'])
     entry = spack_envs.registry_entry(repo, repo / 'spack/environments/openmpi')
     assert entry['osu_spec'].startswith('osu-micro-benchmarks@7.4~cuda~papi~rocm ')
@@ -170,6 +171,14 @@ def test_registry_entry_logs_concrete_specs_and_keeps_the_lock(tmp_path):
     assert kept.parent == repo / 'perflogs' / 'spack-locks'
     assert re.fullmatch(r'openmpi-[0-9a-f]{12}\.lock', kept.name)
     assert json.loads(kept.read_text()) == json.loads((LOCKS / 'openmpi.spack.lock').read_text())
+
+
+def test_the_lock_is_kept_in_the_results_directory_it_is_moved_to(tmp_path, monkeypatch):
+    monkeypatch.setenv('OMB_RESULTS_DIR', str(tmp_path / 'results'))
+    repo = built_checkout(tmp_path, ['openmpi'])
+    entry = spack_envs.registry_entry(repo, repo / 'spack/environments/openmpi')
+    assert Path(entry['spack_lock']).parent == tmp_path / 'results' / 'spack-locks'
+    assert not (repo / 'perflogs' / 'spack-locks').exists()
 
 
 def test_unbuilt_environment_is_not_registered(tmp_path):

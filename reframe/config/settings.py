@@ -108,7 +108,7 @@ PERFLOG_COLUMNS = (
     'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
     'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
     'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'environ_modules',
-    'placement_observed', 'algorithm_evidence', 'session_tag', 'warmup', 'iterations',
+    'placement_observed', 'algorithm_evidence', 'session_tag', 'series', 'warmup', 'iterations',
     'warmup_large', 'iterations_large',
     'version', 'perf_var',
     'perf_value', 'perf_unit', 'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',

@@ -96,6 +96,10 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     mpi_spec = variable(str, type(None), value=None)
     spack_lock = variable(str, type(None), value=None)
     environ_modules = variable(str, type(None), value=None)
+    #: The series the environment's measurements continue across upgrades (its ``extras``
+    #: ``series``, e.g. ``omb-setup --module ... --series openmpi``; ``None``: omb-review
+    #: derives it from the environment's name).
+    series = variable(str, type(None), value=None)
     placement_observed = variable(str, value='')
 
     @run_after('init')
@@ -122,7 +126,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     @run_after('setup')
     def record_environment_facts(self):
         extras = self.current_environ.extras
-        for fact in ('osu_version', 'osu_spec', 'mpi_spec', 'spack_lock'):
+        for fact in ('osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'series'):
             if extras.get(fact) is not None:
                 setattr(self, fact, str(extras[fact]))
         self.mpi_family, self.mpi_version = environ_facts.mpi_library(self.current_environ)
@@ -165,11 +169,12 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
             self.logger.warning(note)
         return str(found)
 
-    @run_after('setup')
+    @run_before('performance')
     def use_external_references(self):
         """References live in ``reframe/references/<system>.yaml`` beside the checks run
         (absent = none); an absolute ``$ref`` keeps ReFrame from resolving it against the
-        check's directory."""
+        check's directory. Set before the performance stage: the key's levels (node and rank
+        counts) are set by the children's set-up hooks, which run after this class's."""
         where = references.references_dir(self.prefix, repo_root() / 'reframe' / 'references')
         path = where / f'{self.current_system.name}.yaml'
         reference = references.reference_of(self, path)

@@ -265,7 +265,8 @@ def module_entries(args: argparse.Namespace) -> list[dict[str, Any]]:
         found = module_discovery.discover((args.discover_modules.lower(),))
         print(found.report())
         entries += found.entries
-    return module_envs.name_uniquely(list({tuple(e['modules']): e for e in entries}.values()))
+    unique = module_envs.name_uniquely(list({tuple(e['modules']): e for e in entries}.values()))
+    return module_envs.with_series(unique, args.series)
 
 
 def from_modules(mpi: dict[str, Any], entries: list[dict[str, Any]]) -> str | None:

@@ -27,7 +27,7 @@ REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 
 #: Loggable facts a check copies from the environment's ``extras``.
 FACTS = ('mpi_family', 'mpi_version', 'osu_root', 'osu_version', 'osu_spec', 'mpi_spec',
-         'spack_lock', 'spack_env', 'source', 'modules')
+         'spack_lock', 'spack_env', 'source', 'modules', 'series')
 #: ReFrame's ``modules_system`` of the module command a variable reveals (Lmod, Environment
 #: Modules 4+), in the order they are tried.
 MODULE_COMMANDS = (('LMOD_CMD', 'lmod'), ('MODULES_CMD', 'envmod'))

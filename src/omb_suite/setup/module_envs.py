@@ -143,6 +143,28 @@ def module_entries(items: list[str]) -> list[dict[str, Any]]:
     return name_uniquely([registry_entry(*parse_item(item)) for item in items])
 
 
+def with_series(entries: list[dict[str, Any]], items: list[str]) -> list[dict[str, Any]]:
+    """Module environments with the series ``--series [FAMILY=]NAME`` declares for their
+    family (a bare NAME: for all of them)."""
+    named: dict[str, str] = {}
+    for item in items:
+        family, _, name = item.rpartition('=')
+        if not name or _NAME_CHARS.search(name):
+            raise ModuleError(f'--series {item}: NAME may hold letters, digits, _ and - only, '
+                              'e.g. --series openmpi=openmpi')
+        if family and family not in families.names():
+            raise ModuleError(f'--series {item}: {family!r} is no MPI family; use one of '
+                              f'{", ".join(families.names())}')
+        named[family or '*'] = name
+    modular = [e for e in entries if e.get('modules')]
+    unused = set(named) - {e['mpi_family'] for e in modular} - ({'*'} if modular else set())
+    if unused:
+        raise ModuleError(f'--series {", ".join(sorted(unused))}: no environment from modules '
+                          '(--module, --loaded-modules) of that MPI family')
+    return [{**e, 'series': named.get(e['mpi_family'], named.get('*'))} if e.get('modules')
+            and (e['mpi_family'] in named or '*' in named) else e for e in entries]
+
+
 def shell_notes(entries: list[dict[str, Any]]) -> list[str]:
     """What to do when environments load modules but this shell shows no module tool, from
     which ReFrame's `local` takes its ``modules_system`` (without one it offers them not)."""

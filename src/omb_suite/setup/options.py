@@ -79,6 +79,11 @@ def add_module_options(p: argparse.ArgumentParser) -> None:
                    help='an environment that loads these modules (an MPI module, optionally '
                    'the OSU module built on it); its facts are read after loading them; '
                    'repeatable')
+    p.add_argument('--series', action='append', default=[], metavar='[FAMILY=]NAME',
+                   help='the series the module environments (of FAMILY, or all) continue '
+                   'across upgrades: recorded in every perflog record (column series), so '
+                   'omb-review judges the runs on the next version of the module against '
+                   'these (e.g. --module openmpi=openmpi/4.1.6 --series openmpi); repeatable')
     p.add_argument('--loaded-modules', action='store_true',
                    default=os.environ.get('OMB_LOADED_MODULES', '') not in ('', '0'),
                    help='an environment that loads the modules loaded in this shell '

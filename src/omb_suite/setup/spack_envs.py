@@ -173,10 +173,17 @@ def spec_string(spec: dict[str, Any]) -> str:
     return ' '.join(words)
 
 
+def results_dir(repo: Path) -> Path:
+    """Where the results go: ``$OMB_RESULTS_DIR``, else ``<checkout>/perflogs`` (as
+    reframe/config/settings.py)."""
+    return Path(os.environ.get('OMB_RESULTS_DIR') or repo / 'perflogs').absolute()
+
+
 def keep_lock(lock_path: Path, repo: Path, env_name: str) -> Path:
-    """Copy spack.lock next to the perflogs, named by content, so results stay reproducible."""
+    """Copy spack.lock next to the perflogs (``spack-locks/`` of the results directory), named
+    by content, so results stay reproducible."""
     digest = hashlib.sha256(lock_path.read_bytes()).hexdigest()[:12]
-    dest = repo / 'perflogs' / 'spack-locks' / f'{env_name}-{digest}.lock'
+    dest = results_dir(repo) / 'spack-locks' / f'{env_name}-{digest}.lock'
     dest.parent.mkdir(parents=True, exist_ok=True)
     if not dest.exists():
         shutil.copyfile(lock_path, dest)

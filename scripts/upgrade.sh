@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# A system upgrade as one procedure (docs/upgrade-workflow.md):
+#
+#   scripts/upgrade.sh before SYSTEM[:PARTITION] [reframe options...]
+#       ... upgrade MPI/OSU; register the new environments (omb-setup, or the site's
+#       configuration) ...
+#   scripts/upgrade.sh after
+#
+# before: $OMB_UPGRADE_SESSIONS sessions (default 3: the gate judges a series against at
+#   least 3 runs) of scripts/cluster-ci.sh, tag upgrade=pre, mode $OMB_UPGRADE_MODE (default
+#   nightly) and the options given; series without a baseline yet are expected there
+#   (--allow-new --allow-empty: the history is being built). Where the
+#   system has no references file (reframe/references/SYSTEM.yaml, or $RFM_REFERENCE_PREFIX),
+#   one is derived from these runs (omb-review baseline). SYSTEM, mode and options are kept in
+#   $OMB_RESULTS_DIR/upgrade-before.args.
+# after: one session with exactly those, tag upgrade=post; the gate judges it against the
+#   runs before it and names every regression with what changed (environment, MPI and OSU
+#   versions). Exit: cluster-ci.sh's (non-zero: a regression, a failed check, or a series of
+#   the session with no baseline, e.g. an environment renamed without a series to continue).
+#
+# Everything else (OMB_RFM_CONFIG, OMB_NO_SETUP, OMB_ALLOC, OMB_REVIEW_ARGS...) is
+# scripts/cluster-ci.sh's.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+step=${1:-}
+results=${OMB_RESULTS_DIR:-$PWD/perflogs}
+export OMB_RESULTS_DIR=$results
+saved=$results/upgrade-before.args
+review() { if [ -x .venv/bin/omb-review ]; then .venv/bin/omb-review "$@"; else omb-review "$@"; fi; }
+
+case $step in
+  before)
+    shift
+    [ $# -ge 1 ] || { echo "usage: $0 before SYSTEM[:PARTITION] [reframe options...]" >&2; exit 2; }
+    system=$1
+    shift
+    args=(--mode "${OMB_UPGRADE_MODE:-nightly}" "$@")
+    mkdir -p "$results"
+    printf '%s\n' "$system" "${args[@]}" > "$saved"
+    sessions=${OMB_UPGRADE_SESSIONS:-3}
+    for ((i = 1; i <= sessions; i++)); do
+      echo "== before the upgrade: session $i of $sessions"
+      OMB_REVIEW_ARGS="${OMB_REVIEW_ARGS:-} --allow-new --allow-empty" \
+        scripts/cluster-ci.sh "$system" upgrade=pre "${args[@]}" || exit $?
+    done
+    refs=${RFM_REFERENCE_PREFIX:-$PWD/reframe/references}/${system%%:*}.yaml
+    if [ -e "$refs" ]; then
+      echo "== references: $refs is kept"
+    else
+      echo "== references: none for ${system%%:*}; derived from the runs before the upgrade"
+      review baseline "$results" --system "${system%%:*}" -o "$refs" || exit $?
+    fi
+    echo "== now upgrade, register the new environments, then: $0 after"
+    ;;
+  after)
+    [ -r "$saved" ] || { echo "$0 after: no $saved: run '$0 before SYSTEM' first" >&2; exit 2; }
+    mapfile -t kept < "$saved"
+    echo "== after the upgrade: ${kept[*]} (as before)"
+    scripts/cluster-ci.sh "${kept[0]}" upgrade=post "${kept[@]:1}"
+    ;;
+  *)
+    echo "usage: $0 before SYSTEM[:PARTITION] [reframe options...] | $0 after" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,132 @@
+"""The upgrade procedure for real (scripts/upgrade.sh over scripts/cluster-ci.sh): OSU built
+with Debian's Open MPI, run by ReFrame through Lmod modules of one MPI, ``openmpi/4.1.4a``
+before the upgrade and ``openmpi/4.1.4b`` after it, where b really is slower: the same Open
+MPI whose module sets ``OMPI_MCA_btl=self,tcp`` (two ranks of one node talk TCP instead of
+shared memory, a real intra-node regression). Three sessions on a, then an upgrade to
+``openmpi/4.1.4c`` (the same library, unchanged: passes) and one to b (exits non-zero
+naming the latency and bandwidth findings and a -> b). Run with our configuration (omb-setup
+registers the modules with a declared series) and with a site's own (its environment named
+after the module: the series is derived from the name).
+
+Quick: osu_latency and osu_bw between two ranks of one socket, sizes to 64 KiB, 200
+iterations (the quick mode), five sessions per configuration."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from lmod_tree import mpi_module, osu_module
+from modules_helpers import lmod_env, needs_debian, needs_lmod
+from rfm_helpers import REPO, needs_osu, osu_root, write_registry
+
+
+def real(test):
+    """An end-to-end run: OSU built with Debian's Open MPI, through Lmod."""
+    return pytest.mark.e2e(needs_lmod(needs_debian('openmpi')(needs_osu()(test))))
+
+#: The verdict set's latency and bandwidth between two ranks of one socket, quick.
+SELECT = ['-n', 'OsuPt2Pt', '-E', "benchmark in ('osu_latency', 'osu_bw') and "
+          "placement == 'intra_socket'"]
+#: Module version -> what its modulefile adds: b routes Open MPI's ranks over TCP.
+VERSIONS = {'4.1.4a': '', '4.1.4b': 'setenv("OMPI_MCA_btl", "self,tcp")\n', '4.1.4c': ''}
+
+
+@pytest.fixture(scope='module')
+def tree(tmp_path_factory) -> tuple[Path, dict[str, list[str]]]:
+    """Lmod modules ``openmpi/<version>`` (Debian's Open MPI) with the OSU built on it."""
+    root = tmp_path_factory.mktemp('upgrade') / 'modules'
+    loads = {}
+    for version, extra in VERSIONS.items():
+        mpi = mpi_module(root, 'openmpi', version)
+        with (root / 'Core' / f'{mpi}.lua').open('a') as lua:
+            lua.write(extra)
+        loads[version] = [mpi, osu_module(root, 'openmpi', version, Path(osu_root('OSU_ROOT')))]
+    return root, loads
+
+
+def upgrade(step: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    out = subprocess.run(['bash', str(REPO / 'scripts' / 'upgrade.sh'), step, *args], env=env,
+                         capture_output=True, text=True, timeout=900)
+    print(f'== upgrade.sh {step}: exit {out.returncode}\n{out.stdout[-6000:]}{out.stderr[-3000:]}')
+    return out
+
+
+def base_env(tmp: Path, tree: tuple) -> dict[str, str]:
+    env = {k: v for k, v in lmod_env([tree[0] / 'Core']).items()
+           if not k.startswith(('OMB_', 'OSU_', 'RFM_'))}
+    # the gate reports bandwidth changes above 50 % and latency changes above 200 %: TCP
+    # instead of shared memory is 12x the latency or more and a fifth of the bandwidth,
+    # while one quick session (200 iterations) on a busy machine moved single sizes of an
+    # unchanged library by 10-60 % (docs/dev/upgrade-loop.md)
+    return {**env, 'OMB_RESULTS_DIR': str(tmp / 'results'), 'OMB_UPGRADE_MODE': 'quick',
+            'OMB_UPGRADE_SESSIONS': '3', 'XDG_CACHE_HOME': str(tmp / 'cache'),
+            'OMB_REVIEW_ARGS': '--threshold 0.5 --override *osu_latency*=2.0'}
+
+
+def assert_regression_named(out: subprocess.CompletedProcess, before: str, after: str):
+    text = out.stdout
+    assert out.returncode != 0
+    gate = text[text.index('== omb-review check'):]
+    assert 'regression' in gate
+    assert 'osu_latency' in gate and 'osu_bw' in gate, gate
+    assert before in gate and after in gate, gate
+
+
+@real
+def test_upgrade_with_our_configuration(tmp_path, tree, monkeypatch):
+    from omb_suite.setup import module_envs
+
+    env = base_env(tmp_path, tree)
+    for key in ('MODULEPATH', 'MODULESHOME', 'LMOD_CMD'):
+        monkeypatch.setenv(key, env[key])
+
+    def register(version: str) -> dict[str, str]:
+        """omb-setup --module openmpi=<modules> --series openmpi, as a site runs it."""
+        entries = module_envs.with_series(
+            module_envs.module_entries([f'openmpi={",".join(tree[1][version])}']), ['openmpi'])
+        registry = write_registry(tmp_path / f'environments-{version}.json', entries)
+        return {**env, 'OMB_NO_SETUP': '1', 'OMB_ENVIRONMENTS_FILE': str(registry)}
+
+    before = upgrade('before', register('4.1.4a'), 'local', '--prefix', str(tmp_path / 'rfm'),
+                     *SELECT)
+    assert before.returncode == 0
+    assert before.stdout.count('== reframe on local') == 3
+    unchanged = upgrade('after', register('4.1.4c'))
+    assert unchanged.returncode == 0
+    slower = upgrade('after', register('4.1.4b'))
+    assert_regression_named(slower, '4_1_4a', '4_1_4b')
+
+
+@real
+def test_upgrade_with_a_site_configuration_of_modules(tmp_path, tree):
+    env = base_env(tmp_path, tree)
+    site = REPO / 'tests' / 'data' / 'site-config' / 'site_modules.py'
+    modes = REPO / 'reframe' / 'config' / 'modes.py'
+
+    refs = tmp_path / 'references'    # the site's references, none yet
+    refs.mkdir()
+
+    def configured(version: str) -> dict[str, str]:
+        mpi, osu = tree[1][version]
+        return {**env, 'OMB_RFM_CONFIG': f'{site}:{modes}', 'SITE_RESULTS': env['OMB_RESULTS_DIR'],
+                'SITE_OPENMPI': mpi, 'SITE_OSU': osu, 'RFM_REFERENCE_PREFIX': str(refs)}
+
+    before = upgrade('before', configured('4.1.4a'), 'sitemods', '--prefix',
+                     str(tmp_path / 'rfm'), *SELECT)
+    assert before.returncode == 0
+    assert 'no install, no omb-setup' in before.stdout
+    # the site had no references: they are derived from its runs before the upgrade
+    assert 'PROVISIONAL' not in (refs / 'sitemods.yaml').read_text()
+    unchanged = upgrade('after', configured('4.1.4c'))
+    assert unchanged.returncode == 0
+    slower = upgrade('after', configured('4.1.4b'))
+    assert_regression_named(slower, 'openmpi-4_1_4a', 'openmpi-4_1_4b')
+
+
+def test_after_without_before_says_what_to_run(tmp_path):
+    env = {**os.environ, 'OMB_RESULTS_DIR': str(tmp_path)}
+    out = upgrade('after', env)
+    assert out.returncode == 2 and "upgrade.sh before SYSTEM' first" in out.stderr
