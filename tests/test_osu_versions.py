@@ -127,3 +127,4 @@ def test_a_defect_of_a_release_is_named_for_it_only():
     assert 'MPI_ERR_RMA_RANGE' in osu_versions.defect('8.0b', 'dynamic_window')
     assert osu_versions.defect('7.4', 'dynamic_window') is None
     assert osu_versions.defect(None, 'dynamic_window') is None
+    assert 'osu_latency_mp' in osu_versions.defect('8.0b2', 'forked_processes')

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import placements, probe
+from omb_suite import osu_versions, placements, probe
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
@@ -73,6 +73,12 @@ class OsuLatencyMpBase(OsuPt2PtBase):
 
     benchmark = variable(str, value='osu_latency_mp')
     tags = {'multi-process'}
+
+    @run_after('setup')
+    def skip_osu_defects(self):
+        """A release whose osu_latency_mp cannot run (``data/osu_versions.yaml`` defects)."""
+        broken = osu_versions.defect(self.osu_version, 'forked_processes')
+        self.skip_if(broken is not None, f'OSU {self.osu_version}: {broken}; not run')
 
     def osu_options(self):
         # `-t N` alone sets only the receiver's children: give both sides explicitly
