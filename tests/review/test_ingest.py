@@ -148,3 +148,20 @@ def test_site_oneline_values_named_by_check_perf_var_are_read_under_their_own_na
     assert set(bandwidth["unit"].cast(pl.String)) == {"MB/s"}
     assert rows.filter(pl.col("perf_var") == "latency_65536")["value"].to_list() == [3.97, None]
     assert rows.height == 20
+
+
+def test_site_oneline_with_line_2_damaged_synthetic_reads_no_line_under_the_header(tmp_path):
+    """Synthetic damage of the real file: the record the header was written for (line 2) lost a
+    field, so which test the header names is unknown and no line is read under its names."""
+    log = tmp_path / "sitebox" / "login" / "OsuPt2Pt.log"
+    log.parent.mkdir(parents=True)
+    lines = (DATA / "rfm_site_oneline" / "sitebox" / "login" / "OsuPt2Pt.log").read_text()
+    head, second, *rest = lines.splitlines()
+    log.write_text("\n".join([head, second.rsplit("|", 1)[0], *rest]) + "\n")
+    ds = load(tmp_path, use_cache=False)
+    assert ds.frame.height == 0
+    reasons = {p.line: p.reason for p in ds.problems}
+    assert sorted(reasons) == [2, 3, 4, 5]
+    assert "12 fields, header has 13" in reasons[2]
+    assert all("under the header ReFrame wrote for 'line 2 (unreadable)'" in reasons[n]
+               for n in (3, 4, 5))
