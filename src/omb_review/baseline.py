@@ -224,7 +224,7 @@ def derive(
 ) -> References:
     """Indexes and entries per test class, and what could not be written and why."""
     s, limits = s or Settings(), limits or Limits()
-    frame = frame.filter((pl.col("system") == system) & (pl.col("result") != "fail"))
+    frame = frame.filter((pl.col("system") == system) & pl.col("result").ne_missing("fail"))
     if frame.height == 0:
         raise ValueError(f"no passing records for system {system!r}; check --system")
     out = References()

@@ -192,10 +192,14 @@ def _load(args) -> Dataset:
               args.naive_tz, not args.perflogs_only)
     if args.system:
         present = sorted(ds.frame["system"].cast(pl.String).unique().drop_nulls())
+        unnamed = ds.frame["system"].null_count()
         ds.frame = ds.frame.filter(pl.col("system").cast(pl.String).is_in(args.system))
         if ds.frame.height == 0:
+            lacking = (f"; {unnamed} records name no system (their perflog has no 'system' "
+                       "column): add %(check_system)s and %(check_partition)s to the perflog "
+                       "handler's 'format'" if unnamed else "")
             raise ValueError(f"no records for --system {','.join(args.system)}; "
-                             f"systems present: {', '.join(present) or 'none'}")
+                             f"systems present: {', '.join(present) or 'none'}{lacking}")
     if ds.frame.height == 0:
         why = f"; {len(ds.problems)} lines could not be read, e.g. {ds.problems[0]}" if (
             ds.problems) else "; is it a ReFrame perflog directory?"

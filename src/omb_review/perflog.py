@@ -6,6 +6,9 @@ the header changes), so each file is parsed with the column names of its first l
 and ``<var>_upper``, whose test name is ``display_name``).  Values are written unquoted by
 ReFrame and may in principle contain the delimiter, so every line's field count is checked
 against the header; lines that do not match are reported as problems, never guessed at.
+One-line records take their variable names from the line where the format writes them
+(``%(check_perf_var)s``), else from the header, which names the variables of the test it was
+written for only: other tests' lines under it are reported, not read (``_unattributable``).
 Parsing is done by polars (reading lines and splitting on the delimiter); there is no
 hand-written CSV parser.  Files without a header (ReFrame 3) are read line by line (``rfm3``).
 """
@@ -25,10 +28,17 @@ __all__ = ["Problem", "read_perflog"]
 #: Fields that ReFrame's ``format_perfvars`` expands per variable in one-line records, with
 #: the header suffixes that name them (ReFrame 4.0/4.1's default used ``_lower``/``_upper``).
 PERF_FIELDS = {
-    "value": ("value",), "unit": ("unit",), "ref": ("ref",),
+    "var": ("var",), "value": ("value",), "unit": ("unit",), "ref": ("ref",),
     "lower_thres": ("lower_thres", "lower"), "upper_thres": ("upper_thres", "upper"),
 }
 _ONELINE_VALUE = re.compile(r"^(?P<var>.+)_value$")
+#: What a one-line format without variable names is told to add.
+NAME_THE_VARIABLES = (
+    "its performance values carry no variable names, so which variable each value is cannot "
+    "be told; add %(check_perf_var)s to the handler's 'format_perfvars' (e.g. "
+    "'%(check_perf_var)s|%(check_perf_value)s|%(check_perf_unit)s|') or set "
+    "'perflog_multiline': True"
+)
 
 
 def _read_lines(path: Path) -> pl.DataFrame:
@@ -56,18 +66,51 @@ def _perfvar_columns(header: list[str], var: str) -> dict[str, str]:
 
 
 def _unpivot_oneline(frame: pl.DataFrame, header: list[str]) -> pl.DataFrame:
-    """Turn one-line records (all variables on one line) into one row per variable."""
+    """Turn one-line records (all variables on one line) into one row per variable.
+
+    The variable is the line's own ``<var>_var`` field where the format writes one
+    (``%(check_perf_var)s``), else the name the header gives the position."""
     names = [m["var"] for col in header if (m := _ONELINE_VALUE.match(col))]
     columns = {var: _perfvar_columns(header, var) for var in names}
     owned = {c for cols in columns.values() for c in cols.values()}
     common = [c for c in header if c not in owned]
     parts = []
     for var, cols in columns.items():
-        perf = {f"perf_{f}": pl.col(c) for f, c in cols.items()}
-        parts.append(frame.select("line", *common, perf_var=pl.lit(var), **perf))
+        perf = {f"perf_{f}": pl.col(c) for f, c in cols.items() if f != "var"}
+        named = pl.col(cols["var"]) if "var" in cols else pl.lit(var)
+        parts.append(frame.select("line", *common, perf_var=named, **perf))
     if not parts:
         return frame.select("line", *common)
     return pl.concat(parts, how="diagonal_relaxed")
+
+
+def _unattributable(
+    table: pl.DataFrame, header: list[str], lines: pl.DataFrame, label: str
+) -> tuple[pl.DataFrame, list[Problem]]:
+    """One-line records whose values the header does not name: ReFrame writes a file's header
+    once, for the first record it logs there (line 2), and appends the records of every other
+    test of the class under it.  Where the values carry no variable names, only records of
+    that test (the same ``name``) are read under the header's names; any other line is
+    reported, never read under another test's variables."""
+    names = [m["var"] for col in header if (m := _ONELINE_VALUE.match(col))]
+    if not names or any(f"{var}_var" in header for var in names) or table.height == 0:
+        return table, []
+    first = table.filter(pl.col("line") == 2)
+    if first.height and "name" in header:
+        owner = first["name"][0]
+        own = pl.col("name").eq_missing(pl.lit(owner, pl.String))
+    else:  # line 2 unreadable, or no test names: only line 2 is known to fit the header
+        owner = "line 2" + ("" if first.height else " (unreadable)")
+        own = pl.col("line") == 2
+    name = pl.col("name") if "name" in header else pl.lit(None, pl.String)
+    bad = table.filter(~own).select("line", name.alias("_test"))
+    raw = dict(lines.filter(pl.col("line").is_in(bad["line"].implode())).iter_rows())
+    problems = [
+        Problem(label, ln, f"one-line record of {test!r} under the header ReFrame wrote for "
+                f"{owner!r}: {NAME_THE_VARIABLES}", raw[ln])
+        for ln, test in bad.iter_rows()
+    ]
+    return table.filter(own), problems
 
 
 def _read_rfm3(lines: pl.DataFrame, label: str, header: bool) -> tuple[pl.DataFrame, list]:
@@ -111,5 +154,7 @@ def read_perflog(path: Path, label: str) -> tuple[pl.DataFrame, list[Problem]]:
         table = table.rename({"display_name": "name"})
         header = ["name" if c == "display_name" else c for c in header]
     if "perf_var" not in header:
+        table, unnamed = _unattributable(table, header, lines, label)
+        problems += unnamed
         table = _unpivot_oneline(table, header)
     return table.with_columns(source=pl.lit(label)), problems

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 import yaml
 
+from omb_review import baseline
 from omb_review.cli import main
 from omb_review.ingest import load
 from omb_review.series import grouped
@@ -179,3 +181,26 @@ def test_too_few_runs_without_provisional_references_is_not_a_success(tmp_path, 
     assert main(["baseline", str(only), "--system", "local", "-o", str(tmp_path / "x.yaml"),
                  "--no-cache", "--no-provisional"]) == 3
     assert "nothing written" in capsys.readouterr().err and not (tmp_path / "x.yaml").exists()
+
+
+def test_baseline_of_a_perflog_without_system_column_says_what_to_add(tmp_path, capsys):
+    """A real site perflog whose format has no system/partition (data/rfm_site_oneline_named):
+    references are per system, so the error says which columns the handler must write."""
+    data = DATA / "rfm_site_oneline_named"
+    assert main(["baseline", str(data), "--system", "sitebox", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "systems present: none; 20 records name no system" in err
+    assert "%(check_system)s and %(check_partition)s" in err
+
+
+def test_baseline_of_a_format_without_result_column_uses_its_runs_system_added_by_the_test():
+    """The same real site perflog has no `result` column either; with the system and partition
+    it lacks set by the test (synthetic columns), its runs with values give references and its
+    failed runs (no values) are named, instead of 'no passing records'."""
+    frame = load(DATA / "rfm_site_oneline_named", use_cache=False).frame.with_columns(
+        system=pl.lit("sitebox").cast(pl.Categorical),
+        partition=pl.lit("login").cast(pl.Categorical))
+    assert frame["result"].null_count() == frame.height
+    refs = baseline.derive(frame, "sitebox", {})
+    assert refs.written == 10
+    assert len(refs.short) == 10 and all("every run failed" in s for s in refs.short)

@@ -80,10 +80,39 @@ def test_corrupted_lines_are_reported_with_file_and_line(multiline, cache):
 
 def test_oneline_records_unpivoted_and_mismatched_lines_reported():
     ds = load(DATA / "rfm_oneline", use_cache=False)
-    assert sorted(p.line for p in ds.problems) == [6, 7, 8, 9]
-    assert all("25 fields, header has 30" in p.reason for p in ds.problems)
-    assert ds.frame.height == 16
+    assert sorted(p.line for p in ds.problems) == [4, 5, 6, 7, 8, 9]
+    assert all("25 fields, header has 30" in p.reason for p in ds.problems if p.line > 5)
+    # inter_node lines have as many fields, but the header was written for intra_socket
+    assert all("under the header ReFrame wrote for" in p.reason
+               for p in ds.problems if p.line <= 5)
+    assert ds.frame.height == 8
+    assert set(ds.frame["name"].cast(pl.String)) == {
+        "FakeOSUPt2pt %benchmark=osu_latency %placement=intra_socket"}
     assert set(ds.frame["perf_var"].cast(pl.String)) == {f"latency_{s}" for s in (1, 2, 4, 8)}
+
+
+def test_site_oneline_values_without_names_are_never_read_under_another_tests_header():
+    """A real site perflog (format_perfvars value|unit, no variable names): ReFrame appends
+    osu_bw records under the header written for osu_latency with as many fields."""
+    ds = load(DATA / "rfm_site_oneline", use_cache=False)
+    rows = ds.frame.with_columns(pl.col("name", "perf_var", "unit").cast(pl.String))
+    latency = rows.filter(pl.col("name").str.contains("osu_latency"))
+    bandwidth = rows.filter(pl.col("name").str.contains("osu_bw"))
+    assert set(latency["perf_var"]) == {*(f"latency_{s}" for s in (1, 8, 1024, 65536)),
+                                        "min_latency"}
+    assert set(bandwidth["perf_var"]) == {*(f"bandwidth_{s}" for s in (1, 8, 1024, 65536)),
+                                          "peak_bandwidth"}
+    assert set(latency["unit"]) == {"us"} and set(bandwidth["unit"]) == {"MB/s"}
+    # read from its own header (the .h1 file ReFrame wrote for osu_bw), once
+    assert set(bandwidth["source"].cast(pl.String)) == {"sitebox/login/OsuPt2Pt.log.h1"}
+    assert bandwidth.filter(pl.col("perf_var") == "bandwidth_1024")["value"].to_list() == [
+        137.65, None]
+    # the osu_bw lines under osu_latency's header: reported with what to add, not read
+    where = sorted((p.source, p.line) for p in ds.problems)
+    assert where == [("sitebox/login/OsuPt2Pt.log", 4), ("sitebox/login/OsuPt2Pt.log", 5),
+                     ("sitebox/login/OsuPt2Pt.log.h0", 4), ("sitebox/login/OsuPt2Pt.log.h0", 5)]
+    assert all("osu_bw" in p.reason and "%(check_perf_var)s" in p.reason
+               and "format_perfvars" in p.reason for p in ds.problems)
 
 
 def test_naive_stamps_read_in_given_zone():
@@ -105,3 +134,34 @@ def test_cache_serves_unchanged_files_and_rereads_changed_ones(multiline, cache)
     os.utime(log, ns=(log.stat().st_atime_ns, log.stat().st_mtime_ns + 10**9))
     third = load(multiline, cache_dir=cache)
     assert third.parsed == 1 and third.frame.height == first.frame.height + 1
+
+
+def test_site_oneline_values_named_by_check_perf_var_are_read_under_their_own_names():
+    """The same site format with %(check_perf_var)s added to format_perfvars (what the problem
+    above tells a site to add): every line is read, each value under its own name."""
+    ds = load(DATA / "rfm_site_oneline_named", use_cache=False)
+    assert ds.problems == []
+    rows = ds.frame.with_columns(pl.col("name", "perf_var").cast(pl.String))
+    bandwidth = rows.filter(pl.col("name").str.contains("osu_bw"))
+    assert set(bandwidth["perf_var"]) == {*(f"bandwidth_{s}" for s in (1, 8, 1024, 65536)),
+                                          "peak_bandwidth"}
+    assert set(bandwidth["unit"].cast(pl.String)) == {"MB/s"}
+    assert rows.filter(pl.col("perf_var") == "latency_65536")["value"].to_list() == [3.97, None]
+    assert rows.height == 20
+
+
+def test_site_oneline_with_line_2_damaged_synthetic_reads_no_line_under_the_header(tmp_path):
+    """Synthetic damage of the real file: the record the header was written for (line 2) lost a
+    field, so which test the header names is unknown and no line is read under its names."""
+    log = tmp_path / "sitebox" / "login" / "OsuPt2Pt.log"
+    log.parent.mkdir(parents=True)
+    lines = (DATA / "rfm_site_oneline" / "sitebox" / "login" / "OsuPt2Pt.log").read_text()
+    head, second, *rest = lines.splitlines()
+    log.write_text("\n".join([head, second.rsplit("|", 1)[0], *rest]) + "\n")
+    ds = load(tmp_path, use_cache=False)
+    assert ds.frame.height == 0
+    reasons = {p.line: p.reason for p in ds.problems}
+    assert sorted(reasons) == [2, 3, 4, 5]
+    assert "12 fields, header has 13" in reasons[2]
+    assert all("under the header ReFrame wrote for 'line 2 (unreadable)'" in reasons[n]
+               for n in (3, 4, 5))
