@@ -71,8 +71,13 @@ def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
         record["companions"] = sorted(written.companions)
         record["file"] = path.name
         record["load"] = written.environment(str(path))
-        said = f"{s.environ}: wrote {path}; load it with " + " ".join(
-            f"{k}={v}" for k, v in record["load"].items())
+        # what the load changes: OsuTunedCollective measures each of these collectives
+        record["touches"] = list(written.touches)
+        record["changes"] = written.changes
+        record["valid_for"] = f"{s.family} {s.version}"
+        said = (f"{s.environ}: wrote {path} (valid for {record['valid_for']} only); load it "
+                "with " + " ".join(f"{k}={v}" for k, v in record["load"].items())
+                + f"; it changes: {written.changes}")
     (where / "recommendation.json").write_text(json.dumps(record, indent=1) + "\n")
     (where / "recommendation.md").write_text("\n".join(lines) + "\n")
     return said

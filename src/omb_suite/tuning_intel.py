@@ -88,6 +88,16 @@ def extras(rules: list[Rule], version: str, text: str) -> tuple[dict[str, str],
     return {}, environment(text)
 
 
+def touches(rules: list[Rule], version: str) -> tuple[list[str], str]:
+    """The collectives the load can change, and what it changes, in words (measured: a set
+    variable replaces the library's own selection of its collective at every size)."""
+    names = sorted({r.collective for r in rules})
+    return names, ('I_MPI_ADJUST_' + '/'.join(n.upper() for n in names) + ' replace Intel '
+                   "MPI's own selection of these collectives at every size and process count, "
+                   "the file's 'default' steps and the sizes it names no condition for "
+                   'included (measured: not the library\'s choice there)')
+
+
 def proofs(rule: Rule, version: str) -> list[ProofRun]:
     """One launch with the rule's variable and ``I_MPI_DEBUG``: the value read back, parsed."""
     text = write([rule], version)
