@@ -5,7 +5,8 @@ A writer module has ``write(rules, version) -> str`` (the file's text),
 ``proofs(rule, version) -> list[ProofRun]`` (the launches that prove the library read the file
 and which algorithm it chose; :class:`omb_suite.tuning.ProofRun`) and ``touches(rules,
 version) -> (collectives, words)``: every collective the load can change (the proving check
-measures each of them with and without it) and what it changes. A format that needs more
+measures each of them with and without it) and what it changes. A writer whose load cannot be
+proven safe has ``unsafe(rules, version) -> str | None`` (the reason). A format that needs more
 than the record's fixed variables has ``extras(rules, version, text) -> (files, env)``: files
 written beside the main one (name -> text) and variables (``{dir}``: their directory), e.g.
 Intel MPI's variables are the file's own lines.
@@ -80,6 +81,13 @@ def write(family: str, version: str, rules: list[Rule]) -> TuningFile:
     touched, changes = writer.touches(rules, version)
     return TuningFile(family, version, part['file'].format(version=version), text,
                       {**part['env'], **env}, files, tuple(touched), changes)
+
+
+def unsafe(family: str, version: str, rules: list[Rule]) -> str | None:
+    """Why the load of a file for ``rules`` cannot be proven safe (never slower than the
+    default) for some collective, from the writer's ``unsafe``; ``None`` where it can be."""
+    writer = _writer(family, version)
+    return writer.unsafe(rules, version) if hasattr(writer, 'unsafe') else None
 
 
 def unwritable(family: str, version: str, collective: str, algorithm: str) -> str | None:

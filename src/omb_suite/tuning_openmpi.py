@@ -158,11 +158,12 @@ def touches(rules: list[Rule], version: str) -> tuple[list[str], str]:
     """The collectives the load can change, and what it changes, in words."""
     served = list(_data()['tuned_serves'])
     ruled = ', '.join(f'{r.collective} at {r.ranks} ranks up to {r.last_size} B' for r in rules)
+    forced = algorithms.exclusions('openmpi', version).get('OMPI_MCA_coll', '^').lstrip('^')
     return served, (f'coll/tuned follows the rules file ({ruled}); the collectives tuned serves '
                     f'({", ".join(served)}) keep its fixed decision wherever the file has no '
-                    'rule, as without the load; no component is excluded, so what other '
-                    'components serve (non-blocking, persistent, neighbourhood collectives, '
-                    'han, hcoll, ucc) is not touched')
+                    'rule, as without the load; no component is excluded (a forced algorithm '
+                    f'excludes {forced}), so what other components serve (non-blocking, '
+                    'persistent, neighbourhood collectives; han across nodes) is not touched')
 
 
 def _canary_start(rule: Rule) -> int:
