@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 #: What OsuTunedCollective keeps per test (omb_suite.rfm.tuned.COMPARISON).
 COMPARISON = 'tuning-comparison.json'
 VENV = Path(sys.executable).parent
+#: A cell's interval within 1/TIGHT..TIGHT shows the load at the default's speed there.
+TIGHT = 1.1
 
 
 def _rfm(system: str, env: str, extra: list[str]) -> list[str]:
@@ -154,6 +156,15 @@ def summary(where: Path) -> tuple[list[str], int]:
              'bounds])',
              f'  slower beyond the noise (interval above 1, >= 5 %), of all {len(rows)} cells: '
              f'{len(slower)}']
+    # how much "not slower" shows: where no rule applies, the load should run the default
+    rest = [r for _, _, r in rows if not r.get('ruled')]
+    if rest:
+        tight = [r for r in rest if 1 / TIGHT <= r['ratio_low'] and r['ratio_high'] <= TIGHT]
+        width = statistics.median(r['ratio_high'] / r['ratio_low'] for r in rest)
+        lines.append(f'  cells without a rule: {len(rest)}; shown at the default\'s speed '
+                     f'(interval within {1 / TIGHT:.2f}-{TIGHT:.2f}): {len(tight)} '
+                     f'({len(tight) / len(rest):.0%}); median interval width (high/low) '
+                     f'{width:.2f}')
     lines += [f'    SLOWER: {s}' for s in slower]
     log = where / 'tuned.log'
     said = re.search(r'Retrying (\d+) failed check', log.read_text()) if log.exists() else None
