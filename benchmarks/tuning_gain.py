@@ -38,7 +38,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from omb_suite import tuning_stats
+
 REPO = Path(__file__).resolve().parents[1]
+#: The check's default slower_threshold (omb_suite.rfm.tuned).
+SLOWER_THRESHOLD = 0.05
 #: What OsuTunedCollective keeps per test (omb_suite.rfm.tuned.COMPARISON).
 COMPARISON = 'tuning-comparison.json'
 VENV = Path(sys.executable).parent
@@ -121,6 +125,17 @@ def _gain(rows: list[dict]) -> str:
             f"{1 - statistics.median(r['ratio_low'] for r in rows):.1%}]")
 
 
+def judged(row: dict) -> dict:
+    """A row with its ratio, intervals and outcome computed here from its runs, by the
+    statistics of this checkout (the same as the check's; a comparison written by another
+    version of the check is judged alike)."""
+    outcome, iv, wide = tuning_stats.compare_runs(row['default_us'], row['tuned_us'],
+                                                  SLOWER_THRESHOLD)
+    return {**row, 'ruled': row['algorithm'] != 'default', 'ratio': iv.ratio,
+            'ratio_low': iv.low, 'ratio_high': iv.high, 'slower_low': wide.low,
+            'outcome': outcome}
+
+
 def summary(where: Path) -> tuple[list[str], int]:
     """The table lines of one environment's comparisons, and the count of slower cells."""
     rows = []
@@ -133,7 +148,7 @@ def summary(where: Path) -> tuple[list[str], int]:
             found[path.parent.name.split('_retry')[0]] = path
     for _, path in sorted(found.items()):
         data = json.loads(path.read_text())
-        rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
+        rows += [(data['benchmark'], data['ranks'], judged(r)) for r in data['rows']]
     if not rows:
         said = (f'{_kept(where)} cells of the study, no rule' if _kept(where) else
                 'nothing recommended, no file written')
@@ -154,8 +169,8 @@ def summary(where: Path) -> tuple[list[str], int]:
              f'  beyond the threshold (interval below 1 - 5 %): {len(beyond)}; median gain '
              f'there {_gain(beyond)} (median of the cells\' gains [medians of their interval '
              'bounds])',
-             f'  slower beyond the noise (interval above 1, >= 5 %), of all {len(rows)} cells: '
-             f'{len(slower)}']
+             f'  slower beyond the noise (99 % interval above 1, >= 5 %), of all {len(rows)} '
+             f'cells: {len(slower)}']
     # how much "not slower" shows: where no rule applies, the load should run the default
     rest = [r for _, _, r in rows if not r.get('ruled')]
     if rest:

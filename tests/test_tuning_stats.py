@@ -64,7 +64,17 @@ def test_no_runs_is_an_error():
     ([10, 10.2, 9.9, 10.1, 10.05], [10.3, 10.35, 10.4, 10.45, 10.5], SAME),  # above 1, < 5 %
     # 6 % faster by the estimate, but the interval reaches above 0.95: not a rule
     ([10, 10.2, 9.9, 10.1, 10.05], [9.4, 9.7, 9.3, 9.45, 9.2], SAME),
+    # 95 % interval above 1, but one loaded run below a default one: not slower (99 %)
+    ([10, 10.2, 9.9, 10.1, 11.7], [12, 12.5, 11.5, 12.2, 11.9], SAME),
 ])
 def test_synthetic_outcomes_of_tuned_against_default(default, tuned, outcome):
-    got, iv = compare_runs(default, tuned, 0.05)
-    assert got == outcome, iv
+    got, iv, wide = compare_runs(default, tuned, 0.05)
+    assert got == outcome, (iv, wide)
+
+
+def test_slower_needs_every_loaded_run_slower_with_five_runs_each():
+    """The slower verdict's interval at 99 %: with five runs each, the whole range (99.2 %)."""
+    _, iv, wide = compare_runs([10, 10.2, 9.9, 10.1, 11.7], [12, 12.5, 11.5, 12.2, 11.9], 0.05)
+    assert iv.low > 1 and wide.low < 1
+    assert wide.coverage == pytest.approx(1 - 2 / 252)
+    assert wide.low == pytest.approx(11.5 / 11.7) and wide.high == pytest.approx(12.5 / 9.9)

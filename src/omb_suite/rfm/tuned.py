@@ -15,7 +15,7 @@ sweep skipped). The job runs, with the same launcher, ranks and OSU options:
   being read and the algorithm it chose.
 
 It fails where a proof fails, or where the load is slower than the default beyond the noise at
-any size (:func:`omb_suite.tuning_stats.compare_runs`: the 95 % interval of the ratio above 1,
+any size (:func:`omb_suite.tuning_stats.compare_runs`: the 99 % interval of the ratio above 1,
 the ratio at least ``slower_threshold`` above); the comparison per size, each ratio with its
 interval, is kept as ``tuning-comparison.json`` with the job's output
 (``benchmarks/tuning_gain.py`` reads it).
@@ -61,7 +61,7 @@ class TunedComparison(rfm.RegressionTestPlugin):
     #: 95 % interval (96.8 %; three: 90 %, :mod:`omb_suite.tuning_stats`).
     #: :type: :class:`int` :default: ``5``
     repeats = variable(int, value=5, loggable=False)
-    #: Smallest slowdown (fraction) that fails, with the ratio's whole interval above 1.
+    #: Smallest slowdown (fraction) that fails, with the ratio's whole 99 % interval above 1.
     slower_threshold = variable(float, value=0.05, loggable=False)
     #: The recommendation's file loaded (set in setup).
     tuning_file = variable(str, value='')
@@ -168,14 +168,16 @@ class TunedComparison(rfm.RegressionTestPlugin):
         rows, slower = [], []
         for size in sorted(default[0]):
             d, t = [x[size] for x in default], [x[size] for x in tuned if size in x]
-            outcome, iv = tuning_stats.compare_runs(d, t, self.slower_threshold)
+            outcome, iv, wide = tuning_stats.compare_runs(d, t, self.slower_threshold)
             alg = self._rule.algorithm_at(size) if self._rule else tuning.DEFAULT
             rows.append({'size': size, 'algorithm': alg, 'ruled': alg != tuning.DEFAULT,
                          'default_us': d, 'tuned_us': t, 'ratio': iv.ratio,
                          'ratio_low': iv.low, 'ratio_high': iv.high,
-                         'coverage': iv.coverage, 'outcome': outcome})
+                         'coverage': iv.coverage, 'slower_low': wide.low,
+                         'outcome': outcome})
             if outcome == tuning_stats.SLOWER:
-                slower.append(f'{size} B ({iv.text()})')
+                slower.append(f'{size} B ({iv.text()}; {wide.coverage:.1%}: from '
+                              f'{wide.low:.2f})')
         Path(self.stagedir, COMPARISON).write_text(json.dumps(
             {'benchmark': self.benchmark, 'ranks': self.num_tasks, 'nodes': self.num_nodes,
              'environ': self.current_environ.name, 'mpi_family': self.mpi_family,
