@@ -181,6 +181,10 @@ def summary(where: Path) -> tuple[list[str], int]:
                      f'({len(tight) / len(rest):.0%}); median interval width (high/low) '
                      f'{width:.2f}')
     lines += [f'    SLOWER: {s}' for s in slower]
+    scales = sorted({n for _, n, _ in rows})
+    lines.append('  by scale (ranks: cells, slower): ' + ', '.join(
+        f"{n}: {sum(1 for _, m, _ in rows if m == n)}, "
+        f"{sum(1 for _, m, r in rows if m == n and r['outcome'] == 'slower')}" for n in scales))
     log = where / 'tuned.log'
     said = re.search(r'Retrying (\d+) failed check', log.read_text()) if log.exists() else None
     retried = int(said.group(1)) if said else 0
