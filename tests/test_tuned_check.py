@@ -85,17 +85,21 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path, 
     tuning_dir = recommendation(tmp_path)
     # relative to where reframe starts (run_reframe: tmp_path), as CI's scripts give it
     given = tuning_dir.relative_to(tmp_path) if relative else tuning_dir
-    out = dry(tmp_path, '-S', f'tuning_dir={given}', '-S', 'repeats=2')
+    out = dry(tmp_path, '-S', f'tuning_dir={given}', '-S', 'repeats=3')
     # gatherv is served by another component than coll/tuned, and not in the verdict set
     assert 'the load does not change gatherv: coll/tuned follows the rules file' in out
     scripts = job_scripts(tmp_path).values()
     # allgather: no rule at 2 ranks, but the load touches it: measured, nothing to prove
     (other,) = [s for s in scripts if 'osu_allgather' in s]
-    assert len(re.findall(r'> tuned\.\d\.out', other)) == 1 and 'proof-' not in other
+    assert len(re.findall(r'> tuned\.\d\.out', other)) == 2 and 'proof-' not in other
     (script,) = [s for s in scripts if 'osu_bcast' in s]
     runs = re.findall(r'^(env -u \S+.*?|mpirun.*?)(?: > | 2>| \|\|)', script, re.M)
-    assert len(re.findall(r'> default\.\d\.out', script)) == 2
-    assert len(re.findall(r'> tuned\.\d\.out', script)) == 1  # + the measured run
+    assert len(re.findall(r'> default\.\d\.out', script)) == 3
+    assert len(re.findall(r'> tuned\.\d\.out', script)) == 2  # + the measured run
+    # ABBA: the second pair loaded first; the measured (loaded) run comes last
+    order = re.findall(r'> (default|tuned)\.(\d)\.out', script)
+    assert order == [('default', '0'), ('tuned', '0'), ('tuned', '1'), ('default', '1'),
+                     ('default', '2')]
     load = json.loads((tuning_dir / 'test-openmpi' / 'recommendation.json').read_text())['load']
     for key in load:
         assert f'export {key}=' in script
