@@ -5,8 +5,9 @@ The child (``reframe/checks/explore/osu_tuned.py``) is an :class:`OsuCollectiveB
 ``omb-review tune -o DIR`` wrote: ``DIR/<environment>/recommendation.json`` and the file.
 It runs for every collective the load touches (the recommendation's ``touches``: the file's
 and every other the load's variables change) and every collective of the verdict set, at
-every scale asked for, with or without a rule there (``-P scale=3,5,6`` validates sizes the
-sweep skipped). The job runs, with the same launcher, ranks and OSU options:
+every scale, with or without a rule there (the child's scales are the sweep's and those it
+skipped: :func:`scales_with_validation`). The job runs, with the same launcher, ranks and OSU
+options:
 
 - ``repeats`` runs of the default and with the load, alternating in ABBA order (the measured
   run, whose figures go to the perflog with algorithm ``tuned``, is the last loaded one);
