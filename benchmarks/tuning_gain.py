@@ -191,6 +191,12 @@ def summary(where: Path) -> tuple[list[str], int]:
     if retried:
         lines.append(f'  failed at the first attempt and re-measured (--max-retries 1): '
                      f'{retried} test(s); the counts above are the last attempt\'s')
+    # tests that failed at the last attempt too, each with ReFrame's reason (a proof, a
+    # slower cell, or a run that did not complete: then no comparison counts above)
+    text = re.sub(r'\x1b\[[0-9;]*m', '', log.read_text()) if log.exists() else ''
+    for name, reason in re.findall(r'FAILURE INFO for (.+?) \(run: .*?\* Reason: ([^\n]+)',
+                                   text, re.S):
+        lines.append(f'  FAILED: {name}: {reason[:200]}')
     return lines, len(slower)
 
 
