@@ -116,6 +116,14 @@ class TunedComparison(rfm.RegressionTestPlugin):
                    if self.oversubscribe > 1 else {})
         self.env_vars = {**self.env_vars, **oversub, **self._load}
 
+    def launches(self) -> int:
+        """Launches in the job, for its time limit: the measured one and what it adds (the
+        other runs of both, the proofs; the limit from one launch stopped 3-rank jobs on the
+        mini-cluster before their measured run)."""
+        rule = getattr(self, '_rule', None)
+        proofs = len(tuning_files.proofs(self.mpi_family, self.mpi_version, rule)) if rule else 0
+        return super().launches() + 2 * self.repeats - 1 + proofs
+
     def _command(self) -> str:
         launcher = self.job.launcher.run_command(self.job)
         return f"{launcher} {self.executable} {' '.join(self.executable_opts)}"
