@@ -1,9 +1,11 @@
 """From algorithm sweep to a deployed tuning file, measured: does the library's own tuning file
-written by ``omb-review tune`` beat the default, and is it never slower beyond the noise?
+written by ``omb-review tune`` beat the default, and is its load never slower beyond the noise,
+for every collective it touches and at scales the sweep skipped?
 
     python benchmarks/tuning_gain.py --environ spack-openmpi [--environ ...] [--dir DIR]
-        [--collectives bcast,allreduce,alltoall,allgather] [--scales 2,4] [--max-size 65536]
-        [--sessions 5] [--repeat 5] [--oversubscribe 2] [--system local] [--skip-sweep] [--smoke]
+        [--collectives bcast,allreduce,alltoall,allgather] [--check-collectives C1,C2]
+        [--scales 2,4] [--validate-scales 3,5] [--max-size 65536] [--sessions 5] [--repeat 5]
+        [--oversubscribe 2] [--system local] [--skip-sweep] [--smoke]
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -12,13 +14,15 @@ Per environment, for real (ReFrame and OSU, one after another):
      DIR/<environ>/perflogs; ``--skip-sweep`` reuses them);
   2. ``omb-review tune --allow-unproven`` -> DIR/<environ>/tuning (the library's file and its
      table; Intel MPI's algorithms can only be forced, not proven);
-  3. ``OsuTunedCollective``: the file against the default in one job (``--repeat`` runs of
-     each, alternating), with the family's proof (DIR/<environ>/tuned), each writing
-     ``tuning-comparison.json``.
-Then, per environment: the (collective, scale, size) cells compared, the fraction where the
-tuned selection is faster beyond the noise and the median gain there, and every cell where it
-is slower beyond the noise (the target: none). Cells where the recommendation keeps the
-default (no rule for that collective and scale) are counted apart: nothing was compared.
+  3. ``OsuTunedCollective``: the load against the default in one job (``--repeat`` runs of
+     each, alternating), with the family's proof where a rule applies (DIR/<environ>/tuned),
+     each writing ``tuning-comparison.json``: every collective the load touches (the
+     recommendation's ``touches``; ``--check-collectives`` narrows it) at the sweep's scales
+     and ``--validate-scales`` (oversubscribed as far as they need).
+Then, per environment: every cell (collective, scale, size) measured with and without the
+load; of those where a rule applies, the share faster with the ratio's 95 % interval below 1
+and the median gain with its interval; the cells slower beyond the noise among ALL of them
+(the target: none).
 ``--smoke``: osu_bcast at 2 ranks up to 64 B, 50 iterations (CI: the script still runs).
 Exits 1 when a cell is slower beyond the noise or a step failed.
 """
@@ -34,10 +38,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+from omb_suite import tuning_stats
+
 REPO = Path(__file__).resolve().parents[1]
+#: The check's default slower_threshold (omb_suite.rfm.tuned).
+SLOWER_THRESHOLD = 0.05
 #: What OsuTunedCollective keeps per test (omb_suite.rfm.tuned.COMPARISON).
 COMPARISON = 'tuning-comparison.json'
 VENV = Path(sys.executable).parent
+#: A cell's interval within 1/TIGHT..TIGHT shows the load at the default's speed there.
+TIGHT = 1.1
 
 
 def _rfm(system: str, env: str, extra: list[str]) -> list[str]:
@@ -56,19 +66,19 @@ def _run(cmd: list[str], log: Path, env: dict[str, str]) -> int:
 
 
 def pipeline(args, env: str) -> int:
-    """Sweep, tune, tuned-vs-default for one environment; the worst exit status."""
+    """Sweep, tune, load-vs-default for one environment; the worst exit status."""
     where = args.dir / env
     colls = '|'.join(args.collectives.split(','))
     scales = f"scale in ({args.scales},)"
-    common = ['-E', scales, '-S', f'oversubscribe={args.oversubscribe}',
-              '-S', f'max_size={args.max_size}', *args.osu]
+    common = ['-S', f'max_size={args.max_size}', *args.osu]
     results = {'OMB_RESULTS_DIR': str(where / 'perflogs'),
                'OMB_MAX_SCALE': str(max(int(s) for s in args.scales.split(',')))}
     rc = 0
     for session in range(0 if args.skip_sweep else args.sessions):
         rc |= _run(_rfm(args.system, env, ['-n', f'OsuCollectiveSweep%case=osu_({colls})/',
-                                           '-S', 'measure_default=1', *common,
-                                           '--prefix', str(where / 'sweep')]),
+                                           '-S', 'measure_default=1', '-E', scales,
+                                           '-S', f'oversubscribe={args.oversubscribe}',
+                                           *common, '--prefix', str(where / 'sweep')]),
                    where / f'sweep-{session}.log', results)
     # --allow-unproven: Intel MPI's forced algorithms are 'forced-not-proven' (it shows none);
     # the other families' are proven or left out whatever this says
@@ -78,7 +88,15 @@ def pipeline(args, env: str) -> int:
     print('   ' + '\n   '.join((where / 'tune.log').read_text().splitlines()[-3:]))
     if tuned != 0:
         return rc  # nothing to recommend: said in tune.log, nothing to compare
-    rc |= _run(_rfm(args.system, env, ['-n', f'OsuTunedCollective%case=osu_({colls})/',
+    # every collective the load touches (the check skips the others), at the sweep's scales
+    # and the validation scales (oversubscribed as far as they need)
+    checked = '|'.join(args.check_collectives.split(',')) if args.check_collectives else '.*'
+    every = sorted({*map(int, args.scales.split(',')),
+                    *(int(s) for s in args.validate_scales.split(',') if s)})
+    per_core = max(args.oversubscribe, -(-every[-1] // (os.cpu_count() or 1)))
+    rc |= _run(_rfm(args.system, env, ['-n', f'OsuTunedCollective%case=osu_({checked})/',
+                                       '-E', f"scale in ({','.join(map(str, every))},)",
+                                       '-S', f'oversubscribe={per_core}',
                                        '-S', f'tuning_dir={where / "tuning"}',
                                        '-S', f'repeats={args.repeat}', '--max-retries',
                                        '1', *common,
@@ -97,6 +115,27 @@ def _kept(where: Path) -> int:
     return sum((c['collective'], c['ranks']) not in ruled for c in rec['cells'])
 
 
+def _gain(rows: list[dict]) -> str:
+    """The median gain of ``rows`` (1 - tuned/default), between the medians of the rows'
+    95 % interval bounds."""
+    if not rows:
+        return '-'
+    return (f"{1 - statistics.median(r['ratio'] for r in rows):.1%} "
+            f"[{1 - statistics.median(r['ratio_high'] for r in rows):.1%}, "
+            f"{1 - statistics.median(r['ratio_low'] for r in rows):.1%}]")
+
+
+def judged(row: dict) -> dict:
+    """A row with its ratio, intervals and outcome computed here from its runs, by the
+    statistics of this checkout (the same as the check's; a comparison written by another
+    version of the check is judged alike)."""
+    outcome, iv, wide = tuning_stats.compare_runs(row['default_us'], row['tuned_us'],
+                                                  SLOWER_THRESHOLD)
+    return {**row, 'ruled': row['algorithm'] != 'default', 'ratio': iv.ratio,
+            'ratio_low': iv.low, 'ratio_high': iv.high, 'slower_low': wide.low,
+            'outcome': outcome}
+
+
 def summary(where: Path) -> tuple[list[str], int]:
     """The table lines of one environment's comparisons, and the count of slower cells."""
     rows = []
@@ -109,30 +148,55 @@ def summary(where: Path) -> tuple[list[str], int]:
             found[path.parent.name.split('_retry')[0]] = path
     for _, path in sorted(found.items()):
         data = json.loads(path.read_text())
-        rows += [(data['benchmark'], data['ranks'], r) for r in data['rows']]
-    kept = _kept(where)
+        rows += [(data['benchmark'], data['ranks'], judged(r)) for r in data['rows']]
     if not rows:
-        said = (f'{kept} cells of the study, all left to the library' if kept else
+        said = (f'{_kept(where)} cells of the study, no rule' if _kept(where) else
                 'nothing recommended, no file written')
         return [f'  no comparison ran ({said}: see tune.log and tuned.log)'], 0
-    faster = [(1 - statistics.median(r['tuned_us']) / statistics.median(r['default_us']))
-              for _, _, r in rows if r['outcome'] == 'faster']
-    slower = [f'{b} {n} ranks {r["size"]} B ({r["algorithm"]})'
+    ruled = [r for _, _, r in rows if r.get('ruled')]
+    faster = [r for r in ruled if r['ratio_high'] < 1]
+    beyond = [r for r in ruled if r['outcome'] == 'faster']
+    slower = [f"{b} {n} ranks {r['size']} B ({r['algorithm']}: {r['ratio']:.2f} "
+              f"[{r['ratio_low']:.2f}, {r['ratio_high']:.2f}])"
               for b, n, r in rows if r['outcome'] == 'slower']
-    total = len(rows) + kept
-    lines = [f'  (collective, scale, size) cells: {total}, {len(rows)} compared (a rule applies), '
-             f'{kept} left to the library (no rule)',
-             f'  faster beyond the noise: {len(faster)} ({len(faster) / total:.0%} of all, '
-             f'{len(faster) / len(rows):.0%} of those compared), median gain there '
-             f'{statistics.median(faster) if faster else 0:.1%}; slower beyond the noise: '
-             f'{len(slower)}']
+    benches = sorted({(b, n) for b, n, _ in rows})
+    lines = [f'  cells the load changes, measured with and without it: {len(rows)} '
+             f'({len(benches)} collective x scale pairs: '
+             + ', '.join(f'{b.removeprefix("osu_")}@{n}' for b, n in benches) + ')',
+             f'  cells where a rule applies: {len(ruled)}; faster with the 95 % interval below '
+             f'1: {len(faster)} ({len(faster) / len(ruled):.0%})' if ruled else
+             '  cells where a rule applies: 0',
+             f'  beyond the threshold (interval below 1 - 5 %): {len(beyond)}; median gain '
+             f'there {_gain(beyond)} (median of the cells\' gains [medians of their interval '
+             'bounds])',
+             f'  slower beyond the noise (99 % interval above 1, >= 5 %), of all {len(rows)} '
+             f'cells: {len(slower)}']
+    # how much "not slower" shows: where no rule applies, the load should run the default
+    rest = [r for _, _, r in rows if not r.get('ruled')]
+    if rest:
+        tight = [r for r in rest if 1 / TIGHT <= r['ratio_low'] and r['ratio_high'] <= TIGHT]
+        width = statistics.median(r['ratio_high'] / r['ratio_low'] for r in rest)
+        lines.append(f'  cells without a rule: {len(rest)}; shown at the default\'s speed '
+                     f'(interval within {1 / TIGHT:.2f}-{TIGHT:.2f}): {len(tight)} '
+                     f'({len(tight) / len(rest):.0%}); median interval width (high/low) '
+                     f'{width:.2f}')
     lines += [f'    SLOWER: {s}' for s in slower]
+    scales = sorted({n for _, n, _ in rows})
+    lines.append('  by scale (ranks: cells, slower): ' + ', '.join(
+        f"{n}: {sum(1 for _, m, _ in rows if m == n)}, "
+        f"{sum(1 for _, m, r in rows if m == n and r['outcome'] == 'slower')}" for n in scales))
     log = where / 'tuned.log'
     said = re.search(r'Retrying (\d+) failed check', log.read_text()) if log.exists() else None
     retried = int(said.group(1)) if said else 0
     if retried:
         lines.append(f'  failed at the first attempt and re-measured (--max-retries 1): '
                      f'{retried} test(s); the counts above are the last attempt\'s')
+    # tests that failed at the last attempt too, each with ReFrame's reason (a proof, a
+    # slower cell, or a run that did not complete: then no comparison counts above)
+    text = re.sub(r'\x1b\[[0-9;]*m', '', log.read_text()) if log.exists() else ''
+    for name, reason in re.findall(r'FAILURE INFO for (.+?) \(run: .*?\* Reason: ([^\n]+)',
+                                   text, re.S):
+        lines.append(f'  FAILED: {name}: {reason[:200]}')
     return lines, len(slower)
 
 
@@ -142,7 +206,11 @@ def main() -> int:
     p.add_argument('--dir', type=Path, default=REPO / '.omb' / 'tuning-gain')
     p.add_argument('--system', default='local')
     p.add_argument('--collectives', default='bcast,allreduce,alltoall,allgather')
+    p.add_argument('--check-collectives', default='',
+                   help='the proving check\'s collectives (default: every one the load touches)')
     p.add_argument('--scales', default='2,4')
+    p.add_argument('--validate-scales', default='3,5',
+                   help='scales the sweep skips, validated by the proving check (\'\': none)')
     p.add_argument('--max-size', type=int, default=65536)
     p.add_argument('--sessions', type=int, default=5)
     p.add_argument('--repeat', type=int, default=5)
@@ -155,6 +223,7 @@ def main() -> int:
     args.osu = []
     if args.smoke:
         args.collectives, args.scales, args.max_size, args.sessions = 'bcast', '2', 64, 3
+        args.check_collectives, args.validate_scales = 'bcast', ''
         args.osu = ['-S', 'iterations=50', '-S', 'warmup=5']
     rc, slower = 0, 0
     for env in args.environ:

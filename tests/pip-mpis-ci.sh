@@ -56,6 +56,7 @@ for env in $envs; do
     echo "== $env: a tuning file from a sweep, proven against the default"
     .venv/bin/python benchmarks/tuning_gain.py --environ "$env" --dir "$out/tuning" \
       --collectives bcast,allreduce --scales 2,4 --max-size 4096 --sessions 3 \
+      --check-collectives bcast,allreduce --validate-scales "" \
       > "$out/tuning.log" 2>&1 || { rc=1; echo "FAILED: $env tuning ($out/tuning.log)"; }
     tail -6 "$out/tuning.log"
   fi

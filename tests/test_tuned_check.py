@@ -19,7 +19,7 @@ RULE = Rule('bcast', 2, 1, (Step(0, 'default'), Step(1024, 'binomial')), 65536)
 
 def recommendation(tmp: Path, environ: str = 'test-openmpi', family: str = 'openmpi',
                    version: str = '4.1.4', rules: tuple[Rule, ...] = (RULE,),
-                   written: bool = True) -> Path:
+                   written: bool = True, told: bool = True) -> Path:
     """What ``omb-review tune -o tmp/tuning`` writes for one environment."""
     where = tmp / 'tuning' / environ
     where.mkdir(parents=True)
@@ -35,6 +35,8 @@ def recommendation(tmp: Path, environ: str = 'test-openmpi', family: str = 'open
             (where / name).write_text(text)
         record.update(file=f.name, companions=sorted(f.companions),
                       load=f.environment(str((where / f.name).resolve())))
+        if told:  # what the load changes (an older omb-review tune did not say)
+            record.update(touches=list(f.touches), changes=f.changes)
     else:
         record.update(file=None, why_no_file='no writer')
     (where / 'recommendation.json').write_text(json.dumps(record))
@@ -43,7 +45,7 @@ def recommendation(tmp: Path, environ: str = 'test-openmpi', family: str = 'open
 
 def dry(tmp: Path, *args: str) -> str:
     out = run_reframe(tmp, '--dry-run', '-p', '^test-openmpi$', '-n',
-                      'OsuTunedCollective%case=osu_(bcast|allgather)/default', '-E',
+                      'OsuTunedCollective%case=osu_(bcast|allgather|gatherv)/default', '-E',
                       'scale == 2', *args, registry=two_family_registry(tmp),
                       checks=('explore/osu_tuned.py',))
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
@@ -63,8 +65,13 @@ def test_an_environment_without_a_recommendation_is_skipped_naming_the_file(tmp_
 @pytest.mark.skipif(not tuning_files.WRITERS, reason='no tuning file writer yet')
 def test_a_recommendation_for_another_version_is_not_loaded(tmp_path):
     out = dry(tmp_path, '-S', f'tuning_dir={recommendation(tmp_path, version="5.0.11")}')
-    assert ('the recommendation is for openmpi 5.0.11, this environment runs openmpi 4.1.4'
-            in out)
+    assert ('stale: openmpi-5.0.11-coll-rules.conf is valid for openmpi 5.0.11 only, this '
+            'environment runs openmpi 4.1.4: not loaded' in out)
+
+
+def test_a_recommendation_that_does_not_say_what_the_load_changes_is_not_loaded(tmp_path):
+    out = dry(tmp_path, '-S', f'tuning_dir={recommendation(tmp_path, told=False)}')
+    assert 'does not say what the load changes' in out and 'run omb-review tune again' in out
 
 
 def test_a_recommendation_without_a_file_says_why(tmp_path):
@@ -78,12 +85,21 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path, 
     tuning_dir = recommendation(tmp_path)
     # relative to where reframe starts (run_reframe: tmp_path), as CI's scripts give it
     given = tuning_dir.relative_to(tmp_path) if relative else tuning_dir
-    out = dry(tmp_path, '-S', f'tuning_dir={given}', '-S', 'repeats=2')
-    assert 'the recommendation keeps the default for allgather at 2 ranks' in out
-    (script,) = [s for s in job_scripts(tmp_path).values() if 'osu_bcast' in s]
+    out = dry(tmp_path, '-S', f'tuning_dir={given}', '-S', 'repeats=3')
+    # gatherv is served by another component than coll/tuned, and not in the verdict set
+    assert 'the load does not change gatherv: coll/tuned follows the rules file' in out
+    scripts = job_scripts(tmp_path).values()
+    # allgather: no rule at 2 ranks, but the load touches it: measured, nothing to prove
+    (other,) = [s for s in scripts if 'osu_allgather' in s]
+    assert len(re.findall(r'> tuned\.\d\.out', other)) == 2 and 'proof-' not in other
+    (script,) = [s for s in scripts if 'osu_bcast' in s]
     runs = re.findall(r'^(env -u \S+.*?|mpirun.*?)(?: > | 2>| \|\|)', script, re.M)
-    assert len(re.findall(r'> default\.\d\.out', script)) == 2
-    assert len(re.findall(r'> tuned\.\d\.out', script)) == 1  # + the measured run
+    assert len(re.findall(r'> default\.\d\.out', script)) == 3
+    assert len(re.findall(r'> tuned\.\d\.out', script)) == 2  # + the measured run
+    # ABBA: the second pair loaded first; the measured (loaded) run comes last
+    order = re.findall(r'> (default|tuned)\.(\d)\.out', script)
+    assert order == [('default', '0'), ('tuned', '0'), ('tuned', '1'), ('default', '1'),
+                     ('default', '2')]
     load = json.loads((tuning_dir / 'test-openmpi' / 'recommendation.json').read_text())['load']
     for key in load:
         assert f'export {key}=' in script
@@ -95,3 +111,10 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path, 
         assert 'OMPI_MCA_coll_tuned_dynamic_rules_filename=' in line
         assert f'proof-{p.name}.txt' in line and 'coll-rules.conf' not in line
     assert isinstance(proofs[0], tuning.ProofRun)
+
+
+def test_the_check_validates_one_above_each_measured_scale_and_between_them():
+    from omb_suite.rfm.tuned import scales_with_validation
+
+    assert scales_with_validation([2, 4]) == [2, 3, 4, 5]
+    assert scales_with_validation([2, 4, 8, 16]) == [2, 3, 4, 5, 6, 8, 9, 12, 16, 17]

@@ -60,3 +60,23 @@ def test_a_value_intel_mpi_cannot_parse_fails_the_proof():
     with pytest.raises(TuningProofError, match='do not parse'):
         ti.expect_read_back(real_output(RUNS / 'bcast_malformed.out'), 'I_MPI_ADJUST_BCAST',
                             '1:0-2047@2-2;3:zz-32767@2-2;0:32768-65536@2-2')
+
+
+def test_a_load_that_cannot_be_proven_never_slower_is_not_written_with_the_reason(tmp_path):
+    """Bad input: Intel MPI's variables replace its own choice at every size (measured), so
+    omb-review tune writes no file unless --allow-unproven, and says why."""
+    import json
+
+    from omb_review import tune, tune_output
+
+    assert 'cannot be proven never slower' in tuning_files.unsafe('intel-mpi', VERSION, [BCAST])
+    assert tuning_files.unsafe('openmpi', '4.1.4', [Rule('bcast', 2, 1, (Step(0, 'chain'),),
+                                                          64)]) is None
+    study = tune.Study('spack-pip-impi', 'intel-mpi', VERSION, 'core', rules=[BCAST])
+    said = tune_output._write(tmp_path, study, ['table'])
+    record = json.loads((tmp_path / 'spack-pip-impi' / 'recommendation.json').read_text())
+    assert record['file'] is None and 'not written: I_MPI_ADJUST_<COLL>' in said
+    assert '--allow-unproven' in record['why_no_file']
+    assert not list((tmp_path / 'spack-pip-impi').glob('*.env'))
+    tune_output._write(tmp_path / 'anyway', study, ['table'], allow_unproven=True)
+    assert list((tmp_path / 'anyway' / 'spack-pip-impi').glob('*.env'))

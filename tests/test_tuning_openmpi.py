@@ -122,14 +122,18 @@ def test_a_rule_the_file_cannot_hold_is_refused_with_the_reason(rule, message):
         tuning_files.write('openmpi', '4.1.4', [rule])
 
 
-def test_the_environment_loads_the_file_and_keeps_other_components_from_taking_over():
-    env = tuning_files.write('openmpi', '5.0.11', [BCAST]).environment('/site/rules.conf')
+def test_the_load_is_the_file_alone_and_says_it_touches_only_tuneds_collectives():
+    """Unlike a forced algorithm, the load excludes no component (^han,... would change every
+    collective han, hcoll, ucc... serve): coll/tuned's collectives are all it can change."""
+    written = tuning_files.write('openmpi', '5.0.11', [BCAST])
+    assert written.environment('/site/rules.conf') == {
+        'OMPI_MCA_coll_tuned_use_dynamic_rules': '1',
+        'OMPI_MCA_coll_tuned_dynamic_rules_filename': '/site/rules.conf'}
     forced = algorithms.choose('openmpi', '5.0.11', 'bcast', 'binomial').env_vars
-    assert env == {'OMPI_MCA_coll': forced['OMPI_MCA_coll'],
-                   'OMPI_MCA_coll_tuned_use_dynamic_rules': '1',
-                   'OMPI_MCA_coll_tuned_dynamic_rules_filename': '/site/rules.conf'}
-    assert forced['OMPI_MCA_coll'].startswith('^han,')
-    assert algorithms.exclusions('mpich', '4.0.2') == {}
+    assert forced['OMPI_MCA_coll'].startswith('^han,')  # forcing still excludes them
+    assert set(written.touches) >= {'bcast', 'allgatherv', 'reduce_scatter', 'scatter'}
+    assert not {'gatherv', 'scatterv', 'alltoallw', 'ibcast'} & set(written.touches)
+    assert 'bcast at 2 ranks up to 262144 B' in written.changes
 
 
 def test_versions_beyond_the_verified_formats_are_refused():

@@ -163,7 +163,8 @@ def _parser() -> argparse.ArgumentParser:
     tun.add_argument("--alpha", type=float, default=0.01, help="Mann-Whitney significance (0.01)")
     tun.add_argument("--allow-unproven", action="store_true",
                      help="use algorithms forced but not provable (Intel MPI: "
-                     "'forced-not-proven'); the table says so")
+                     "'forced-not-proven') and write a file whose load cannot be proven "
+                     "never slower (Intel MPI's); the table says so")
     imp = sub.add_parser("import-osu", help="raw OSU output files -> perflog records (history)",
                          description=importer.__doc__.split("\n\n")[0])
     imp.add_argument("osu_dir", type=Path, metavar="OSU_DIR",

@@ -6,7 +6,9 @@ several sessions). Per environment, collective, scale (ranks, nodes) and mapping
 measured message size, each proven algorithm is compared with the default by the gate's own
 statistics (:func:`omb_review.detect.compare`: one-sided Mann-Whitney at ``alpha`` where the
 runs allow it, else every run faster than every default run and a robust z, and a gain of at
-least ``threshold``). A cell's winner is the fastest algorithm that beats the default there;
+least ``threshold``) AND the whole 95 % interval of its ratio to the default (the
+Hodges-Lehmann interval of that Mann-Whitney test, :mod:`omb_suite.tuning_stats`) lies below
+``1 - threshold``. A cell's winner is the fastest algorithm that beats the default there;
 else ``default`` (the previous size's winner where it beats the default too and the fastest
 does not beat it beyond the noise: ties do not alternate). Size boundaries are the measured
 crossovers; every size above the largest measured and every scale not measured stay the
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from omb_suite import evidence
+from omb_suite import evidence, tuning_stats
 from omb_suite.tuning import DEFAULT, Rule, Step
 
 from . import detect
@@ -55,6 +57,10 @@ class Cell:
     winner_us: float
     runs: int  # of the default (the winner's may differ)
     method: str
+    # the winner's latency / the default's, with its 95 % interval (None for 'default')
+    ratio: float | None = None
+    ratio_low: float | None = None
+    ratio_high: float | None = None
 
 
 @dataclass
@@ -115,11 +121,12 @@ def _compare(default: np.ndarray, other: np.ndarray, threshold: float,
 
 def cell(points: pl.DataFrame, threshold: float, settings: detect.Settings,
          previous: str = DEFAULT, left_out: frozenset[str] = frozenset()
-         ) -> tuple[str, float, float, str]:
-    """(winner, winner's median, default's median, method) of one size's points: the fastest
-    algorithm that beats the default beyond the noise; the ``previous`` size's winner instead
-    where it beats the default too and the fastest does not beat it beyond the noise
-    (algorithms that tie would otherwise alternate from size to size by noise alone).
+         ) -> tuple[str, float, float, str, tuning_stats.Interval | None]:
+    """(winner, winner's median, default's median, method, winner/default with its 95 %
+    interval) of one size's points: the fastest algorithm that beats the default, by the
+    gate's verdict and with the whole interval below ``1 - threshold``; the ``previous`` size's
+    winner instead where it beats the default too and the fastest does not beat it beyond the
+    noise (algorithms that tie would otherwise alternate from size to size by noise alone).
     Algorithms in ``left_out`` (the library's file cannot name them) never win."""
     by_alg = {str(a): d.sort("time")["value"].to_numpy()
               for (a,), d in points.partition_by(["algorithm"], as_dict=True).items()
@@ -128,16 +135,17 @@ def cell(points: pl.DataFrame, threshold: float, settings: detect.Settings,
     beats = {}
     for name, values in sorted(by_alg.items()):
         verdict = _compare(default, values, threshold, settings)
-        if verdict.status == "improvement":
-            beats[name] = (verdict.latest_median, verdict.method)
+        interval = tuning_stats.ratio_interval(list(default), list(values))
+        if verdict.status == "improvement" and interval.high < 1 - threshold:
+            beats[name] = (verdict.latest_median, verdict.method, interval)
     d_us = float(np.median(default))
     if not beats:
-        return DEFAULT, d_us, d_us, ""
+        return DEFAULT, d_us, d_us, "", None
     best = min(beats, key=lambda n: beats[n][0])
     if previous in beats and _compare(by_alg[previous], by_alg[best], threshold,
                                       settings).status != "improvement":
         best = previous
-    return best, beats[best][0], d_us, beats[best][1]
+    return best, beats[best][0], d_us, beats[best][1], beats[best][2]
 
 
 def rule(collective: str, ranks: int, nodes: int, cells: list[Cell]) -> Rule:
@@ -206,11 +214,12 @@ def study(points: pl.DataFrame, environ: str, mapping: str, threshold: float,
         for (size,), at in sorted(group.partition_by(["size"], as_dict=True).items()):
             if DEFAULT not in set(at["algorithm"].cast(pl.String)):
                 continue
-            winner, w_us, d_us, method = cell(at, threshold, settings,
-                                              cells[-1].winner if cells else DEFAULT, skip)
+            winner, w_us, d_us, method, iv = cell(at, threshold, settings,
+                                                  cells[-1].winner if cells else DEFAULT, skip)
             runs = at.filter(pl.col("algorithm").cast(pl.String) == DEFAULT).height
             cells.append(Cell(coll, int(ranks), int(nodes), mapping, int(size), winner,
-                              1 - w_us / d_us if d_us else 0.0, d_us, w_us, runs, method))
+                              1 - w_us / d_us if d_us else 0.0, d_us, w_us, runs, method,
+                              *((iv.ratio, iv.low, iv.high) if iv else (None, None, None))))
         out.cells += cells
         if any(c.winner != DEFAULT for c in cells):
             out.rules.append(rule(coll, int(ranks), int(nodes), cells))
@@ -219,7 +228,17 @@ def study(points: pl.DataFrame, environ: str, mapping: str, threshold: float,
 
 #: Columns of :func:`rows` (the table of ``omb-review tune`` and of the report).
 COLUMNS = ("environment", "collective", "ranks", "nodes", "sizes (B)", "algorithm",
-           "median gain", "cells")
+           "median gain", "ratio [95 % interval]", "cells")
+
+
+def _ratio(cells: list[Cell]) -> str:
+    """A step's ratio to the default: its cells' median, and the envelope of their 95 %
+    intervals (the lowest low, the highest high)."""
+    ruled = [c for c in cells if c.ratio is not None]
+    if not ruled:
+        return "1 (the library's own)"
+    return (f"{float(np.median([c.ratio for c in ruled])):.2f} "
+            f"[{min(c.ratio_low for c in ruled):.2f}, {max(c.ratio_high for c in ruled):.2f}]")
 
 
 def rows(s: Study) -> list[tuple[str, ...]]:
@@ -232,7 +251,8 @@ def rows(s: Study) -> list[tuple[str, ...]]:
                     and st.start <= c.size < end]
             gain = float(np.median([c.gain for c in mine])) if mine else 0.0
             out.append((s.environ, r.collective, str(r.ranks), str(r.nodes),
-                        f"{st.start}-{end - 1}", st.algorithm, f"{gain:.1%}", str(len(mine))))
+                        f"{st.start}-{end - 1}", st.algorithm, f"{gain:.1%}", _ratio(mine),
+                        str(len(mine))))
     return out
 
 
@@ -240,10 +260,13 @@ def table(s: Study) -> list[str]:
     """The recommendation as a Markdown table, with what it leaves to the library."""
     lines = [f"## {s.environ}: {s.family} {s.version} (mapping {s.mapping})", "",
              "| " + " | ".join(COLUMNS[1:]) + " |",
-             "| --- | ---: | ---: | --- | --- | ---: | ---: |",
+             "| --- | ---: | ---: | --- | --- | ---: | --- | ---: |",
              *("| " + " | ".join(row[1:]) + " |" for row in rows(s))]
-    lines += ["", "Above the largest measured size, at other communicator sizes and for other "
-              "collectives: the library's own choice (nothing beyond the measured scales).",
+    lines += ["", "A step's ratio: the winner's latency over the default's, the median of its "
+              "cells with the envelope of their 95 % intervals (a rule needs every cell's whole "
+              "interval below 1 - threshold). Above the largest measured size, at other "
+              "communicator sizes and for other collectives: the library's own choice (nothing "
+              "beyond the measured scales).",
               *(f"- {n}" for n in s.notes)]
     return lines
 

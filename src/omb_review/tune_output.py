@@ -50,7 +50,17 @@ def _unwritable(family: str, version: str, collective: str, algorithm: str) -> s
     return tuning_files.unwritable(family, version, collective, algorithm)
 
 
-def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
+def _file(s: tune.Study, allow_unproven: bool) -> tuning_files.TuningFile:
+    """The library's file, or :class:`TuningError`: none can be written, or its load cannot
+    be proven safe for some collective (unless ``--allow-unproven``)."""
+    written = tuning_files.write(s.family, s.version, s.rules)
+    why = tuning_files.unsafe(s.family, s.version, s.rules)
+    if why and not allow_unproven:
+        raise TuningError(f"not written: {why} (--allow-unproven writes it anyway)")
+    return written
+
+
+def _write(out: Path, s: tune.Study, lines: list[str], allow_unproven: bool = False) -> str:
     """Write the environment's file and its table; the line printed for it."""
     where = out / s.environ
     where.mkdir(parents=True, exist_ok=True)
@@ -58,7 +68,7 @@ def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
                     "mapping": s.mapping, "rules": [asdict(r) for r in s.rules],
                     "cells": [asdict(c) for c in s.cells], "notes": s.notes}
     try:
-        written = tuning_files.write(s.family, s.version, s.rules)
+        written = _file(s, allow_unproven)
     except TuningError as err:
         record["file"] = None
         record["why_no_file"] = str(err)
@@ -71,8 +81,13 @@ def _write(out: Path, s: tune.Study, lines: list[str]) -> str:
         record["companions"] = sorted(written.companions)
         record["file"] = path.name
         record["load"] = written.environment(str(path))
-        said = f"{s.environ}: wrote {path}; load it with " + " ".join(
-            f"{k}={v}" for k, v in record["load"].items())
+        # what the load changes: OsuTunedCollective measures each of these collectives
+        record["touches"] = list(written.touches)
+        record["changes"] = written.changes
+        record["valid_for"] = f"{s.family} {s.version}"
+        said = (f"{s.environ}: wrote {path} (valid for {record['valid_for']} only); load it "
+                "with " + " ".join(f"{k}={v}" for k, v in record["load"].items())
+                + f"; it changes: {written.changes}")
     (where / "recommendation.json").write_text(json.dumps(record, indent=1) + "\n")
     (where / "recommendation.md").write_text("\n".join(lines) + "\n")
     return said
@@ -97,6 +112,6 @@ def run(args, ds: Dataset) -> int:
                   f"as every proven algorithm, beyond the noise, in all {len(s.cells)} cells",
                   file=sys.stderr)
             continue
-        print(_write(args.out, s, lines))
+        print(_write(args.out, s, lines, args.allow_unproven))
         wrote += 1
     return 0 if wrote else EXIT_NOTHING

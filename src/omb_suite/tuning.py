@@ -68,24 +68,3 @@ class ProofRun:
     text: str
     env: dict[str, str]
     expect: Callable[[str], str]
-
-
-#: Outcomes of :func:`compare_runs`.
-FASTER, SLOWER, SAME = 'faster', 'slower', 'same'
-
-
-def compare_runs(default: list[float], tuned: list[float], threshold: float) -> str:
-    """Tuned against default at one size, from a few runs of each in one job (latencies):
-    ``slower`` (``faster``) only when every tuned run is slower (faster) than every default
-    run and the medians differ by at least ``threshold``: the gate's criterion for too few
-    runs for a rank test (:func:`omb_review.detect.compare`), without its z, so a noisy
-    machine errs towards ``same``."""
-    if not default or not tuned:
-        raise TuningError('no runs to compare')
-    base = sorted(default)[len(default) // 2]
-    change = (sorted(tuned)[len(tuned) // 2] - base) / base if base else 0.0
-    if min(tuned) > max(default) and change >= threshold:
-        return SLOWER
-    if max(tuned) < min(default) and -change >= threshold:
-        return FASTER
-    return SAME

@@ -1,9 +1,12 @@
 """Which tuning file a family's library reads, and writing it: the dispatch on the family
 record's ``tuning`` part (``kind``: one writer module each) for the versions it names.
 
-A writer module has ``write(rules, version) -> str`` (the file's text) and
+A writer module has ``write(rules, version) -> str`` (the file's text),
 ``proofs(rule, version) -> list[ProofRun]`` (the launches that prove the library read the file
-and which algorithm it chose; :class:`omb_suite.tuning.ProofRun`). A format that needs more
+and which algorithm it chose; :class:`omb_suite.tuning.ProofRun`) and ``touches(rules,
+version) -> (collectives, words)``: every collective the load can change (the proving check
+measures each of them with and without it) and what it changes. A writer whose load cannot be
+proven safe has ``unsafe(rules, version) -> str | None`` (the reason). A format that needs more
 than the record's fixed variables has ``extras(rules, version, text) -> (files, env)``: files
 written beside the main one (name -> text) and variables (``{dir}``: their directory), e.g.
 Intel MPI's variables are the file's own lines.
@@ -15,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from types import ModuleType
 
-from omb_suite import algorithms, families, tuning_intel, tuning_mpich, tuning_openmpi
+from omb_suite import families, tuning_intel, tuning_mpich, tuning_openmpi
 from omb_suite.mpilib import version_in
 from omb_suite.tuning import ProofRun, Rule, Step, TuningError
 
@@ -27,10 +30,11 @@ WRITERS: dict[str, ModuleType] = {'ompi_rules': tuning_openmpi, 'mpich_json': tu
 @dataclass(frozen=True)
 class TuningFile:
     """A file written for one library: its name, text, the files written beside it
-    (``companions``: name -> text) and the environment that loads them (``{file}`` in a
+    (``companions``: name -> text), the environment that loads them (``{file}`` in a
     value: the file's absolute path, ``{dir}``: its directory; :meth:`environment`): the
-    record's ``tuning.env`` after what keeps other components from taking over from the one
-    that reads the file, as for a forced algorithm (Open MPI: ``OMPI_MCA_coll=^han,...``)."""
+    record's ``tuning.env`` and the writer's extras, nothing else (no component excluded, unlike
+    a forced algorithm), and what that load changes (``touches``: the collectives; ``changes``:
+    in words)."""
 
     family: str
     version: str
@@ -38,6 +42,8 @@ class TuningFile:
     text: str
     env: dict[str, str]
     companions: dict[str, str] = field(default_factory=dict)
+    touches: tuple[str, ...] = ()
+    changes: str = ''
 
     def environment(self, path: str) -> dict[str, str]:
         return {k: v.format(file=path, dir=os.path.dirname(path)) for k, v in self.env.items()}
@@ -72,8 +78,16 @@ def write(family: str, version: str, rules: list[Rule]) -> TuningFile:
     writer = _writer(family, version)
     text = writer.write(rules, version)
     files, env = writer.extras(rules, version, text) if hasattr(writer, 'extras') else ({}, {})
+    touched, changes = writer.touches(rules, version)
     return TuningFile(family, version, part['file'].format(version=version), text,
-                      {**algorithms.exclusions(family, version), **part['env'], **env}, files)
+                      {**part['env'], **env}, files, tuple(touched), changes)
+
+
+def unsafe(family: str, version: str, rules: list[Rule]) -> str | None:
+    """Why the load of a file for ``rules`` cannot be proven safe (never slower than the
+    default) for some collective, from the writer's ``unsafe``; ``None`` where it can be."""
+    writer = _writer(family, version)
+    return writer.unsafe(rules, version) if hasattr(writer, 'unsafe') else None
 
 
 def unwritable(family: str, version: str, collective: str, algorithm: str) -> str | None:

@@ -236,6 +236,23 @@ def extras(rules: list[Rule], version: str, text: str) -> tuple[dict[str, str],
     return {name: ch4_file(rules, version)}, {CH4_VARIABLE: f'{{dir}}/{name}'}
 
 
+def touches(rules: list[Rule], version: str) -> tuple[list[str], str]:
+    """The collectives the load can change (every one in the trees it replaces: the file
+    replaces MPIR's whole tree, the companion ch4's), and what it changes, in words. MPICH's
+    narrower switches (``MPIR_CVAR_<COLL>_INTRA_ALGORITHM``) force one algorithm at every size
+    and communicator size, so the files are the narrowest that keep the library's own choice
+    elsewhere."""
+    names = [k.removeprefix('collective=') for k in _default_tree(version)]
+    ruled = ', '.join(f'{r.collective} at {r.ranks} ranks up to {r.last_size} B' for r in rules)
+    companion = ("; ch4's tree likewise (MPIR_CVAR_CH4_COLL_SELECTION_TUNING_JSON_FILE), "
+                 'its branches of ' + ', '.join(sorted({r.collective for r in _routed(rules)}))
+                 + ' routing only the steps to MPIR' if _routed(rules) else '')
+    return names, (f"MPIR's whole selection tree is replaced by MPICH {version}'s own tree "
+                   f'(data/tuning/), changed only in the branches of the rules ({ruled})'
+                   f'{companion}; every other collective, communicator and message size '
+                   'keeps the built-in branch')
+
+
 def canary_size(start: int, end: int) -> int:
     """The one size of a step from ``start`` to ``end`` bytes that the canary poisons: its
     first, or for a step from 0 the largest power of two in it (OSU's sizes double)."""

@@ -15,9 +15,12 @@ algorithm-0 entries at 0 and at size + 1. A call takes the last rule whose size 
 message size (bytes: OSU's size, times the ranks for alltoall and allgather). Algorithm 0 is
 the fixed decision, the library's own choice: written for ``default`` steps and above
 ``last_size`` (4.1 would first run a forced ``coll_tuned_<coll>_algorithm``, 5.0 lets one
-override the file: the environment sets none). Only coll/tuned reads the file; the components
-that take over from it (han on communicators spanning nodes in 5.0, hcoll, ucc, ...) are
-excluded by the environment (:mod:`omb_suite.tuning_files`).
+override the file: the environment sets none). Only coll/tuned reads the file. The load is
+the narrowest Open MPI offers: the two variables that make tuned read it, and no component
+excluded (:func:`touches`), so every collective another component serves (han across nodes in
+5.0, hcoll, ucc, libnbc's non-blocking ones...) stays as it was. Where such a component serves
+a collective the file has rules for, the proof says so and fails (tuned did not serve it):
+excluding it would change every collective it serves, which the file does not do.
 
 What the proof proves: a release build prints nothing about the file (every message of the
 reader and of the decision code is ``OPAL_OUTPUT``, compiled out; a file it cannot read or parse
@@ -149,6 +152,18 @@ def write(rules: list[Rule], version: str) -> str:
     cannot be written (an unknown collective or algorithm, malformed steps, two rules for one
     communicator size that differ)."""
     return _text(rules, {rule: _rows(rule, version) for rule in rules}, version, 'recommended')
+
+
+def touches(rules: list[Rule], version: str) -> tuple[list[str], str]:
+    """The collectives the load can change, and what it changes, in words."""
+    served = list(_data()['tuned_serves'])
+    ruled = ', '.join(f'{r.collective} at {r.ranks} ranks up to {r.last_size} B' for r in rules)
+    forced = algorithms.exclusions('openmpi', version).get('OMPI_MCA_coll', '^').lstrip('^')
+    return served, (f'coll/tuned follows the rules file ({ruled}); the collectives tuned serves '
+                    f'({", ".join(served)}) keep its fixed decision wherever the file has no '
+                    'rule, as without the load; no component is excluded (a forced algorithm '
+                    f'excludes {forced}), so what other components serve (non-blocking, '
+                    'persistent, neighbourhood collectives; han across nodes) is not touched')
 
 
 def _canary_start(rule: Rule) -> int:

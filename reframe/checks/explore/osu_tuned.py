@@ -5,8 +5,8 @@
         -S tuning_dir=tuning -r
 
 The file is proven read and applied by the library's own output where it can show it, and the
-check fails where the tuned selection is slower than the default beyond the noise. See
-docs/algorithms.md, "Tuning files".
+check fails where the load is slower than the default beyond the noise, for every collective
+the load touches and at the scales the sweep skipped too. See docs/tuning.md.
 """
 
 import reframe as rfm
@@ -14,19 +14,21 @@ from reframe.core.builtins import parameter
 
 from omb_suite import algorithms, catalogue
 from omb_suite.rfm import OsuCollectiveBase, site_offers
-from omb_suite.rfm.tuned import TunedComparison
+from omb_suite.rfm.tuned import TunedComparison, scales_with_validation
 
 
 @rfm.simple_test
 class OsuTunedCollective(TunedComparison, OsuCollectiveBase):
     """A blocking OSU collective with the tuning file, against the library's default."""
 
-    #: (benchmark, 'default'): the blocking collectives (a recommendation names which).
+    #: (benchmark, 'default'): the blocking collectives; those the load does not touch and
+    #: the verdict set does not hold are skipped (the recommendation's ``touches``).
     case = parameter([(b, algorithms.DEFAULT) for b in catalogue.names('collective')],
                      fmt='/'.join)
 
-    #: Number of ranks (powers of two up to the largest partition's core count).
-    scale = parameter(site_offers.all_scales())
+    #: Number of ranks: the sweep's (powers of two up to the largest partition's core count),
+    #: one above each and the non-power-of-two between them (validation beyond the sweep).
+    scale = parameter(scales_with_validation(site_offers.all_scales()))
 
     #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
     mapping = parameter(site_offers.mappings())

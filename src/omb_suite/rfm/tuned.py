@@ -3,16 +3,23 @@
 The child (``reframe/checks/explore/osu_tuned.py``) is an :class:`OsuCollectiveBase` with
 ``case`` (benchmark, 'default'), ``scale`` and ``mapping``. ``-S tuning_dir=DIR`` names what
 ``omb-review tune -o DIR`` wrote: ``DIR/<environment>/recommendation.json`` and the file.
-The job runs, with the same launcher, ranks and OSU options:
+It runs for every collective the load touches (the recommendation's ``touches``: the file's
+and every other the load's variables change) and every collective of the verdict set, at
+every scale, with or without a rule there (the child's scales are the sweep's and those it
+skipped: :func:`scales_with_validation`). The job runs, with the same launcher, ranks and OSU
+options:
 
-- ``repeats`` runs of the default and of the tuned selection, alternating (the measured run,
-  whose figures go to the perflog with algorithm ``tuned``, is the last tuned one);
-- the launches of the family's proof (:func:`omb_suite.tuning_files.proofs`): what the
-  library's own output shows of the file being read and the algorithm it chose.
+- ``repeats`` runs of the default and with the load, alternating in ABBA order (the measured
+  run, whose figures go to the perflog with algorithm ``tuned``, is the last loaded one);
+- where a rule applies, the launches of the family's proof
+  (:func:`omb_suite.tuning_files.proofs`): what the library's own output shows of the file
+  being read and the algorithm it chose.
 
-It fails where a proof fails, or where the tuned selection is slower than the default beyond
-the noise at any size (:func:`omb_suite.tuning.compare_runs`); the comparison per size is kept
-as ``tuning-comparison.json`` with the job's output (``benchmarks/tuning_gain.py`` reads it).
+It fails where a proof fails, or where the load is slower than the default beyond the noise at
+any size (:func:`omb_suite.tuning_stats.compare_runs`: the 99 % interval of the ratio above 1,
+the ratio at least ``slower_threshold`` above); the comparison per size, each ratio with its
+interval, is kept as ``tuning-comparison.json`` with the job's output
+(``benchmarks/tuning_gain.py`` reads it).
 """
 
 from __future__ import annotations
@@ -26,7 +33,20 @@ import reframe as rfm
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import families, mpilib, parsing, tuning, tuning_files
+from omb_suite import catalogue, families, mpilib, parsing, tuning, tuning_files, tuning_stats
+
+
+def scales_with_validation(measured: list[int]) -> list[int]:
+    """The sweep's scales and those a tuning file must also be validated at: one above each
+    measured scale and the non-power-of-two between neighbours (2, 4, 8 -> 2, 3, 4, 5, 6, 8, 9;
+    a scale no partition can hold is skipped saying why)."""
+    out = set(measured)
+    for low, high in zip(measured, [*measured[1:], None], strict=True):
+        out.add(low + 1)
+        if high is not None and high - low > 2:
+            out.add((low + high) // 2)
+    return sorted(out)
+
 
 #: What the measured run is logged as (perflog column ``algorithm``).
 TUNED = 'tuned'
@@ -38,11 +58,11 @@ class TunedComparison(rfm.RegressionTestPlugin):
 
     #: Where ``omb-review tune -o DIR`` wrote its files (required).
     tuning_dir = variable(str, value='', loggable=False)
-    #: Runs of each (default, tuned), alternating. Five: with no difference, every tuned run
-    #: lands above every default run by chance once in 252 sizes (three: once in 20).
+    #: Runs of each (default, tuned), alternating. Five: the least that gives the ratio a
+    #: 95 % interval (96.8 %; three: 90 %, :mod:`omb_suite.tuning_stats`).
     #: :type: :class:`int` :default: ``5``
     repeats = variable(int, value=5, loggable=False)
-    #: Smallest slowdown (fraction) that fails, with every tuned run slower than every default.
+    #: Smallest slowdown (fraction) that fails, with the ratio's whole 99 % interval above 1.
     slower_threshold = variable(float, value=0.05, loggable=False)
     #: The recommendation's file loaded (set in setup).
     tuning_file = variable(str, value='')
@@ -72,18 +92,22 @@ class TunedComparison(rfm.RegressionTestPlugin):
                      f"({rec.get('why_no_file', 'nothing recommended')})")
         mine = (rec['mpi_family'], rec['mpi_version'])
         self.skip_if(mine != (family, self.mpi_version),
-                     f'the recommendation is for {mine[0]} {mine[1]}, this environment runs '
-                     f'{family} {self.mpi_version}: run the sweep and omb-review tune again')
+                     f"stale: {rec['file']} is valid for {mine[0]} {mine[1]} only, this "
+                     f'environment runs {family} {self.mpi_version}: not loaded; run the sweep '
+                     'and omb-review tune again')
         self.skip_if(rec['mapping'] != self.mapping, f"the recommendation is for mapping "
                      f"{rec['mapping']}, not {self.mapping}")
+        self.skip_if('touches' not in rec, 'recommendation.json does not say what the load '
+                     'changes (an older omb-review tune wrote it): run omb-review tune again')
         coll = self.entry.collective
+        verdict = self.benchmark in catalogue.verdict_set().get(self.entry.kind, [])
+        self.skip_if(coll not in rec['touches'] and not verdict,
+                     f"the load does not change {coll}: {rec['changes']}")
         rules = [r for r in rec['rules'] if r['collective'] == coll
                  and r['ranks'] == self.num_tasks]
-        self.skip_if(not rules, f'the recommendation keeps the default for {coll} at '
-                     f'{self.num_tasks} ranks: nothing to compare')
-        r = rules[0]
-        self._rule = tuning.Rule(coll, r['ranks'], r['nodes'],
-                                 tuple(tuning.Step(**s) for s in r['steps']), r['last_size'])
+        self._rule = tuning.Rule(coll, rules[0]['ranks'], rules[0]['nodes'],
+                                 tuple(tuning.Step(**s) for s in rules[0]['steps']),
+                                 rules[0]['last_size']) if rules else None
         # absolute, as recommendation.json's load names it (a relative -S tuning_dir is
         # relative to where reframe was started)
         self.tuning_file = str((Path(self.tuning_dir) / rec['environ'] / rec['file']).resolve())
@@ -92,20 +116,34 @@ class TunedComparison(rfm.RegressionTestPlugin):
                    if self.oversubscribe > 1 else {})
         self.env_vars = {**self.env_vars, **oversub, **self._load}
 
+    def launches(self) -> int:
+        """Launches in the job, for its time limit: the measured one and what it adds (the
+        other runs of both, the proofs; the limit from one launch stopped 3-rank jobs on the
+        mini-cluster before their measured run)."""
+        rule = getattr(self, '_rule', None)
+        proofs = len(tuning_files.proofs(self.mpi_family, self.mpi_version, rule)) if rule else 0
+        return super().launches() + 2 * self.repeats - 1 + proofs
+
     def _command(self) -> str:
         launcher = self.job.launcher.run_command(self.job)
         return f"{launcher} {self.executable} {' '.join(self.executable_opts)}"
 
     @run_before('run')
     def add_comparison_runs(self):
-        """Default and tuned runs alternating, then the proof launches."""
+        """Default and loaded runs alternating, then the proof launches (where a rule
+        applies)."""
         unset = ' '.join(f'-u {k}' for k in self._load)
         cmds = []
         for i in range(self.repeats):
-            cmds.append(f'env {unset} {self._command()} > default.{i}.out 2> default.{i}.err')
+            pair = [f'env {unset} {self._command()} > default.{i}.out 2> default.{i}.err']
             if i < self.repeats - 1:
-                cmds.append(f'{self._command()} > tuned.{i}.out 2> tuned.{i}.err')
-        self._proofs = tuning_files.proofs(self.mpi_family, self.mpi_version, self._rule)
+                pair.append(f'{self._command()} > tuned.{i}.out 2> tuned.{i}.err')
+            # ABBA: every other pair loaded first, so that what favours the first (or the
+            # second) launch of a pair falls on both alike (default first in every pair
+            # measured ratios of 0.55-1.28 by job on the mini-cluster with no rule applying)
+            cmds += pair[::-1] if i % 2 else pair
+        self._proofs = (tuning_files.proofs(self.mpi_family, self.mpi_version, self._rule)
+                        if self._rule else [])
         for p in self._proofs:
             Path(self.stagedir, f'proof-{p.name}.txt').write_text(p.text)
             load = {**self._load, **p.env}
@@ -143,16 +181,22 @@ class TunedComparison(rfm.RegressionTestPlugin):
         rows, slower = [], []
         for size in sorted(default[0]):
             d, t = [x[size] for x in default], [x[size] for x in tuned if size in x]
-            outcome = tuning.compare_runs(d, t, self.slower_threshold)
-            rows.append({'size': size, 'algorithm': self._rule.algorithm_at(size),
-                         'default_us': d, 'tuned_us': t, 'outcome': outcome})
-            if outcome == tuning.SLOWER:
-                slower.append(f'{size} B')
+            outcome, iv, wide = tuning_stats.compare_runs(d, t, self.slower_threshold)
+            alg = self._rule.algorithm_at(size) if self._rule else tuning.DEFAULT
+            rows.append({'size': size, 'algorithm': alg, 'ruled': alg != tuning.DEFAULT,
+                         'default_us': d, 'tuned_us': t, 'ratio': iv.ratio,
+                         'ratio_low': iv.low, 'ratio_high': iv.high,
+                         'coverage': iv.coverage, 'slower_low': wide.low,
+                         'outcome': outcome})
+            if outcome == tuning_stats.SLOWER:
+                slower.append(f'{size} B ({iv.text()}; {wide.coverage:.1%}: from '
+                              f'{wide.low:.2f})')
         Path(self.stagedir, COMPARISON).write_text(json.dumps(
             {'benchmark': self.benchmark, 'ranks': self.num_tasks, 'nodes': self.num_nodes,
              'environ': self.current_environ.name, 'mpi_family': self.mpi_family,
              'mpi_version': self.mpi_version, 'evidence': said, 'rows': rows}, indent=1))
         if slower:
-            raise SanityError(f'{self.benchmark} at {self.num_tasks} ranks: the tuning file is '
-                              f'slower than the default beyond the noise at {", ".join(slower)} '
-                              f'({COMPARISON})')
+            raise SanityError(f'{self.benchmark} at {self.num_tasks} ranks: the load is '
+                              'slower than the default beyond the noise at '
+                              f'{", ".join(slower)} (tuned/default, 95 % interval; '
+                              f'{COMPARISON})')
