@@ -151,8 +151,9 @@ def _tests(perflog_dir: Path, only: str | None) -> dict[tuple, dict[int, gate.Ru
             continue
         ok = ~np.isnan(run.values)
         test = tuple((k, v) for k, v in run.keys.items() if k not in ('perf_var', 'unit'))
-        tests.setdefault(test, {})[int(size)] = gate.Run(run.keys, run.times[ok],
-                                                          run.values[ok], run.meta)
+        tests.setdefault(test, {})[int(size)] = gate.Run(
+            run.keys, run.times[ok], run.values[ok], run.meta,
+            {field: values[ok] for field, values in run.software.items()})
     return tests
 
 
@@ -213,7 +214,9 @@ def replay(perflog_dir: Path, history: int, step: float, only: str | None,
         bench = keys['benchmark']
         hist = [iterations.SizeHistory(z, list(r.values[:history]), None)
                 for z, r in sorted(sizes.items())]
-        cost = _cost(keys, [r for r in rows if r.get('environ') == keys['environ']])
+        # a series is keyed by its environments' lineage: its runs' own environment names
+        environs = {e for run in sizes.values() for e in run.software.get('environ', [])}
+        cost = _cost(keys, [r for r in rows if r.get('environ') in environs])
         chosen[bench] = {'default': osu_counts.Counts()}
         for way, buckets in (('one -i', False), ('buckets', True)):
             choice = iterations.choose(bench, f'{bench} {keys.get("placement")}', hist, cost,
