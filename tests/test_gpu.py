@@ -7,6 +7,7 @@ under the real launchers in tests/test_probe.py.
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -85,3 +86,35 @@ def test_only_the_device_buffer_cases_by_tag_or_expression(tmp_path, gpu_registr
     cases = re.findall(r'%buffers=(\S \S) /\w+ @example-gpu:(\w+)\+', out.stdout)
     assert cases and {b for b, _ in cases} == set(catalogue.buffers()) - {'H H'}
     assert {p for _, p in cases} == {'gpu'}
+
+
+def test_fewer_gpus_than_ranks_per_node_is_skipped_before_the_run(tmp_path, gpu_registry):
+    """Two ranks on one GPU (``-S gpu_devices=0``) would fail the binding check after the
+    run; the case is skipped before it, saying what the node lacks."""
+    out = run_reframe(tmp_path, '--system', 'example-gpu', '--dry-run', '-n', 'OsuPt2Pt', '-E',
+                      "benchmark=='osu_latency' and buffers=='D D' and placement=='intra_socket'",
+                      '-S', 'gpu_devices=0', registry=gpu_registry, checks=PT2PT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert ('2 ranks per node need a GPU each and example-gpu:gpu gives them 1 (GPUs 0)'
+            in out.stdout)
+    assert not any('ompi-cuda' in k for k in job_scripts(tmp_path))
+
+
+def test_one_gpu_workstation_skips_intra_node_device_buffers_synthetic_nvidia_smi(
+        tmp_path, gpu_registry):
+    """The ``local`` system on a one-GPU host (a stand-in nvidia-smi printing the H100's
+    ``9.0``), run for real: the device-buffer cases between two ranks skip with the reason
+    instead of failing ``ranks 0 and 1 share GPU 0`` after the run, as on the lent machine
+    (docs/dev/gpu-runs.md)."""
+    stand_in = tmp_path / 'gpu-bin' / 'nvidia-smi'
+    stand_in.parent.mkdir()
+    stand_in.write_text('#!/bin/sh\necho 9.0\n')
+    stand_in.chmod(0o755)
+    path = f'{stand_in.parent}:{os.environ["PATH"]}'
+    out = run_reframe(tmp_path, '--system', 'local', '-r', '-n', 'OsuPt2Pt%benchmark=osu_latency',
+                      '-E', "buffers=='D D'", registry=gpu_registry, checks=PT2PT,
+                      extra_env={'PATH': path})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert re.search(r'SKIP .*%buffers=D D .*\+ompi-cuda \[2 ranks per node need a GPU each '
+                     r'and local:default gives them 1 \(GPUs 0\)', out.stdout), out.stdout
+    assert 'FAIL' not in out.stdout

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import run_after, variable
+from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
 from omb_suite import mpilib, probe
@@ -84,6 +84,22 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
         self.gpu_devices = self.gpu_devices or ','.join(map(str, range(count)))
         if self.gpu_aware_check:
             skip_unless_gpu_aware(self, self.gpu)
+
+    @run_before('run')
+    def need_one_gpu_per_rank(self):
+        """Skip where the ranks of a node outnumber the GPUs they are given: OSU would put
+        two of them on one GPU, which the binding check (:func:`omb_suite.probe.verify_gpus`)
+        fails after the run. Before the run, when the job shape is known."""
+        if not self.on_device:
+            return
+        per_node = self.num_tasks_per_node or self.num_tasks
+        devices = [d for d in self.gpu_devices.split(',') if d.strip()]
+        self.skip_if(per_node > len(devices),
+                     f'{per_node} ranks per node need a GPU each and '
+                     f'{self.current_partition.fullname} gives them {len(devices)} '
+                     f'(GPUs {self.gpu_devices or "none"}): run this case on nodes with '
+                     f'{per_node} GPUs, or -S gpu_devices=<{per_node} GPU ids> where the '
+                     'partition declares fewer than it has')
 
     def osu_options(self) -> list[str]:
         opts = super().osu_options()
