@@ -128,3 +128,7 @@ def test_a_defect_of_a_release_is_named_for_it_only():
     assert osu_versions.defect('7.4', 'dynamic_window') is None
     assert osu_versions.defect(None, 'dynamic_window') is None
     assert 'osu_latency_mp' in osu_versions.defect('8.0b2', 'forked_processes')
+    assert 'hangs' in osu_versions.program_defect('osu_latency_mt', '8.0b')
+    assert osu_versions.program_defect('osu_latency_mt', '7.4') is None
+    assert osu_versions.program_defect('osu_latency', '8.0b') is None
+    assert osu_versions.program_defect('osu_latency_mt', None) is None
