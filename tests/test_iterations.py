@@ -102,6 +102,16 @@ def test_osu_8_runs_under_load_say_the_same_of_latency():
     assert fitted['latency']['small'] == 0.0 and fitted['latency']['large'] <= 0.1
 
 
+
+def test_osu_8_runs_on_the_quiet_vm_say_the_same_of_small_latency():
+    """Real OSU 8.0b2 runs, quiet VM (2026-11-27, docs/dev/iterations.md): more iterations
+    do not narrow the small sizes' latency spread, and do narrow bandwidth's small sizes."""
+    path = SPREAD.with_name('osu80_openmpi_spread_quiet.json')
+    assert json.loads(path.read_text())['provenance']['osu'].startswith('OSU 8.0b')
+    fitted = _measured(path)
+    assert fitted['latency']['small'] == 0.0
+    assert 0 < fitted['bandwidth']['small'] <= 0.5
+
 def test_the_quiet_runs_reach_down_to_the_lowest_fraction():
     """The same runs on the quiet VM (2026-11-26) at 1-100 % of OSU's counts: the floor of
     data/iterations.yaml is inside the measured range, and latency's spread barely narrows
