@@ -165,8 +165,6 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         lacks = osu_versions.not_built(found)
         self.skip_if(lacks is not None, f'{found.name} of OSU {self.osu_version} was built '
                      f'without {lacks} (this MPI lacks them): it only says so and exits')
-        broken = osu_versions.program_defect(self.benchmark, self.osu_version)
-        self.skip_if(broken is not None, f'OSU {self.osu_version}: {broken}; not run')
         if note := osu_versions.unknown_note(self.osu_version):
             self.logger.warning(note)
         return str(found)
