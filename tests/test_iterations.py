@@ -22,7 +22,7 @@ from rfm_helpers import (
 from testdata import REPO
 
 from omb_review.detect import Settings, noise
-from omb_suite import costfit, iterations, osu_counts
+from omb_suite import costfit, iterations, osu_counts, osu_limits
 from omb_suite.parsing import parse_osu_output
 from omb_suite.rfm.iterations import count_ran
 
@@ -101,6 +101,16 @@ def test_osu_8_runs_under_load_say_the_same_of_latency():
     fitted = _measured(path)
     assert fitted['latency']['small'] == 0.0 and fitted['latency']['large'] <= 0.1
 
+
+
+def test_osu_8_runs_on_the_quiet_vm_say_the_same_of_small_latency():
+    """Real OSU 8.0b2 runs, quiet VM (2026-11-27, docs/dev/iterations.md): more iterations
+    do not narrow the small sizes' latency spread, and do narrow bandwidth's small sizes."""
+    path = SPREAD.with_name('osu80_openmpi_spread_quiet.json')
+    assert json.loads(path.read_text())['provenance']['osu'].startswith('OSU 8.0b')
+    fitted = _measured(path)
+    assert fitted['latency']['small'] == 0.0
+    assert 0 < fitted['bandwidth']['small'] <= 0.5
 
 def test_the_quiet_runs_reach_down_to_the_lowest_fraction():
     """The same runs on the quiet VM (2026-11-26) at 1-100 % of OSU's counts: the floor of
@@ -213,6 +223,11 @@ def test_history_reads_each_sizes_count_from_a_bucketed_record():
     row = dict(row, iterations='', iterations_large='650')
     assert (count_ran(row, 8), count_ran(row, 4194304)) == (None, 650)
     assert count_ran(dict(row, iterations='300', iterations_large=''), 65536) == 300
+    # 8192 B of osu_latency ran the large count on OSU 8.0 (pt2pt_entry.c), the small on 7.x
+    row = dict(row, benchmark='osu_latency', iterations='150', iterations_large='650')
+    assert count_ran(dict(row, osu_version='8.0b'), 8192) == 650
+    assert count_ran(dict(row, osu_version='7.3'), 8192) == 150
+    assert count_ran(dict(row, osu_version='null'), 8192) == 150
 
 
 @pytest.fixture
@@ -316,15 +331,27 @@ def _calls(name: str) -> tuple[str, dict[int, int]]:
     ('latency_buckets', 'osu_latency', 1)])
 def test_osu_8_runs_each_size_as_the_bucket_form_says(name, benchmark, per_iteration):
     """Real OSU 8.0b2 runs, its MPI calls counted: -x 8192:3:7 -i 8192:50:20 is 7 + 20 up to
-    8 KiB and 3 + 50 above (osu_latency takes 8192 B itself as large)."""
+    8 KiB and 3 + 50 above (osu_latency takes 8192 B itself as large: osu_limits knows)."""
     counts = osu_counts.Counts(7, 20, 3, 50)
     command, calls = _calls(name)
     assert command.endswith(' '.join(osu_counts.options(benchmark, counts, buckets=True)))
     for size, n in calls.items():
         large = size >= 8192 if benchmark == 'osu_latency' else size > 8192
         assert n == per_iteration * (53 if large else 27), (size, n)
-        if size != 8192:
-            assert n == per_iteration * sum(counts.at(benchmark, size)), size
+        assert n == per_iteration * sum(counts.at(benchmark, size, '8.0b')), size
+    if benchmark == 'osu_latency':   # OSU 7.x's rule, with no version, keeps 8192 B small
+        assert counts.at(benchmark, 8192) == (7, 20)
+
+
+@pytest.mark.parametrize(('name', 'benchmark'), [
+    ('latency_defaults', 'osu_latency'), ('allreduce_defaults', 'osu_allreduce')])
+def test_osu_8_defaults_per_size_are_what_osu_limits_plans(name, benchmark):
+    """Real OSU 8.0b2 runs at OSU's defaults, MPI calls counted: osu_latency runs 8192 B with
+    10 + 1000 (the large counts), osu_allreduce with 100 + 1000 (the small ones)."""
+    calls = _calls(name)[1]
+    plan = osu_limits.loop(benchmark, sorted(calls), osu_version='8.0b')
+    assert calls == {size: skip + n for size, skip, n in plan}
+    assert osu_counts.bucket_edge() == osu_limits.large_message_size() == 8192
 
 
 def test_osu_8_takes_a_lone_warmup_for_its_iterations_after_i():

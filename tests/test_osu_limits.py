@@ -101,6 +101,25 @@ def test_osu_switches_to_its_large_counts_above_8_KiB_and_x_i_set_both():
     assert osu_limits.loop('osu_init', [1]) == []
 
 
+
+@pytest.mark.parametrize(('benchmark', 'version', 'large_at_8192'), [
+    ('osu_latency', '8.0b', True), ('osu_multi_lat', '8.0', True),
+    ('osu_latency_mt', '8.0b2', True), ('osu_latency_mp', '8.0', True),
+    ('osu_latency', '7.3', False), ('osu_latency', '7.4', False), ('osu_latency', None, False),
+    ('osu_bw', '8.0b', False), ('osu_allreduce', '8.0b', False),
+    ('osu_put_latency', '8.0b', False)])
+def test_osu_8_point_to_point_latency_takes_8192_itself_as_large(benchmark, version,
+                                                                 large_at_8192):
+    """OSU 8.0b2's pt2pt_entry.c (``msg_bytes >= LARGE_MESSAGE_SIZE`` for its latency
+    programs; one-sided and collectives have their own loops); the real counted runs are
+    tests/test_iterations.py's."""
+    assert osu_limits.large_message_size() == 8192
+    assert osu_limits.is_large(8192, benchmark, version) is large_at_8192
+    assert not osu_limits.is_large(4096, benchmark, version)
+    assert osu_limits.is_large(16384, benchmark, version)
+    counts = [n for _, _, n in osu_limits.loop(benchmark, [4096, 8192], osu_version=version)]
+    assert (counts[0] != counts[1]) is large_at_8192
+
 def test_rank_counts_osu_refuses():
     assert 'exactly two' in osu_limits.refused('osu_latency', 4)
     assert 'at least 3' in osu_limits.refused('osu_neighbor_alltoall', 2)

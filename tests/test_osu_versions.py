@@ -128,3 +128,44 @@ def test_a_defect_of_a_release_is_named_for_it_only():
     assert osu_versions.defect('7.4', 'dynamic_window') is None
     assert osu_versions.defect(None, 'dynamic_window') is None
     assert 'osu_latency_mp' in osu_versions.defect('8.0b2', 'forked_processes')
+    assert 'hangs' in osu_versions.program_defect('osu_latency_mt', '8.0b')
+    assert osu_versions.program_defect('osu_latency_mt', '7.4') is None
+    assert osu_versions.program_defect('osu_latency', '8.0b') is None
+    assert osu_versions.program_defect('osu_latency_mt', None) is None
+
+
+def test_a_hand_built_osu_9_is_read_from_its_titles_named_once_and_gets_no_M(tmp_path):
+    """Synthetic tree: every program holds the title line '# OSU MPI Latency Test v9.0' (as a
+    hand-built tree's binaries hold theirs) and the registry names no release."""
+    osu = fake_osu_tree(tmp_path / 'osu')
+    for exe in osu.rglob('osu_*'):
+        exe.write_text('#!/bin/sh\n# OSU MPI Latency Test v9.0\nexit 0\n')
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'site-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(osu), 'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '-n', 'OsuPt2Pt|OsuCollective',
+                      registry=registry)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert out.stdout.count('OSU 9.0 is newer than the releases the suite knows') == 1
+    launches = [x for s in job_scripts(tmp_path).values() for x in s.splitlines()
+                if './omb_rank.sh' in x]
+    assert len(launches) > 5 and not any(' -M ' in x for x in launches)
+    assert all(' -m :' in x for x in launches if '-m' in x.split())
+    assert all('osu=9.0' in s for s in job_scripts(tmp_path).values() if 'omb-plan' in s)
+
+
+def test_a_program_that_hangs_on_80_is_skipped_with_the_defects_words(tmp_path):
+    """Synthetic registry: OSU '8.0b' over a fake tree; osu_latency_mt (threaded_receivers)
+    is skipped before its job is written, osu_latency_persistent is not."""
+    osu = fake_osu_tree(tmp_path / 'osu')
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'site-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': str(osu), 'osu_version': '8.0b', 'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'local', '--dry-run', '--mode', 'quick', '-n',
+                      'osu_latency_mt|osu_latency_persistent', registry=registry,
+                      checks=('explore/osu_pt2pt_more.py',))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    skipped = [x for x in out.stdout.splitlines() if 'SKIP' in x]
+    assert len(skipped) == 1 and 'osu_latency_mt' in skipped[0], out.stdout[-3000:]
+    assert 'receiver threads together wait for twice the pings' in skipped[0]
+    assert not any('/osu_latency_mt ' in s for s in job_scripts(tmp_path).values())

@@ -193,20 +193,22 @@ class Prediction:
 def predict(benchmark: str, sizes: list[int], shape: Shape, model: PerfModel, *,
             warmup: int | None = None, iterations: int | None = None,
             launches: int = 1, warmup_large: int | None = None,
-            iterations_large: int | None = None) -> Prediction:
+            iterations_large: int | None = None,
+            osu_version: str | None = None) -> Prediction:
     """Wall time of ``launches`` launches of ``benchmark`` over ``sizes`` on ``shape``
     (``_large``: the counts above OSU's LARGE_MESSAGE_SIZE where the launch sets them apart,
-    OSU's iteration buckets)."""
+    OSU's iteration buckets; ``osu_version``: where its sizes switch to the large counts)."""
     startup = (model.startup_s + model.startup_per_node_s * shape.nodes
                + model.startup_per_rank_s * shape.ranks)
     passes = _data()['passes'].get(catalogue.get(benchmark).kind, 1)
     loop_sizes = sizes or ([0] if osu_limits.loop_kind(benchmark) else [])
     elapsed, ends = startup, []
     apart = warmup_large is not None or iterations_large is not None
-    for size, skip, iters in osu_limits.loop(benchmark, loop_sizes, warmup, iterations):
-        if apart and osu_limits.is_large(size):
+    for size, skip, iters in osu_limits.loop(benchmark, loop_sizes, warmup, iterations,
+                                             osu_version):
+        if apart and osu_limits.is_large(size, benchmark, osu_version):
             skip, iters = osu_limits.loop(benchmark, [size], warmup_large,
-                                          iterations_large)[0][1:]
+                                          iterations_large, osu_version)[0][1:]
         elapsed += passes * (skip + iters) * iteration_us(benchmark, size, shape, model) / 1e6
         elapsed += model.per_size_s
         ends.append((size, elapsed))

@@ -69,11 +69,12 @@ def goal() -> Goal:
     return Goal(**d['target'], **d['gate'], **d['rules'])
 
 
-def exponent(benchmark: str, size: int, declared: dict | None = None) -> float:
+def exponent(benchmark: str, size: int, declared: dict | None = None,
+             osu_version: str | None = None) -> float:
     """How fast the spread of a run's figure shrinks with iterations, for this program's
     OSU loop at this size: the partition's declared ``iteration_shrink`` (extras, measured on
     it with ``benchmarks/verdict_power.py``), else ``data/iterations.yaml``'s default."""
-    band = 'large' if osu_limits.is_large(size) else 'small'
+    band = 'large' if osu_limits.is_large(size, benchmark, osu_version) else 'small'
     kind = osu_limits.loop_kind(benchmark)
     value = ((declared or {}).get(kind) or {}).get(band)
     return float(_data()['shrink_default'] if value is None else value)
@@ -209,11 +210,13 @@ Cost = Callable[[Counts], float]
 
 
 def choose(benchmark: str, label: str, history: list[SizeHistory], cost: Cost | None = None,
-           shrink: dict | None = None, buckets: bool = False) -> Choice:
+           shrink: dict | None = None, buckets: bool = False,
+           osu_version: str | None = None) -> Choice:
     """The counts for one test from its reported sizes' ``history``; ``cost(counts)``
     (seconds; ``Counts()``: OSU's defaults) keeps them only when cheaper; ``shrink``: the
     partition's declared exponents (:func:`exponent`); ``buckets``: the OSU takes a count
-    per size range (:mod:`omb_suite.osu_counts`)."""
+    per size range (:mod:`omb_suite.osu_counts`); ``osu_version``: where its sizes switch to
+    the large counts (:func:`osu_limits.is_large`)."""
     g = goal()
     if osu_limits.loop_kind(benchmark) is None or not history:
         return Choice(None, None, f'{label}: OSU\'s defaults (no size sweep or no size reported)')
@@ -223,34 +226,37 @@ def choose(benchmark: str, label: str, history: list[SizeHistory], cost: Cost | 
                       f'{g.min_history} runs at {_sizes(short)})')
     at_default = {}
     for h in history:
-        default = osu_limits.loop(benchmark, [h.size])[0][2]
+        default = osu_limits.loop(benchmark, [h.size], osu_version=osu_version)[0][2]
         at_default[h.size] = spread(h.values) * ((h.iterations or default) / default) ** \
             exponent(benchmark, h.size, shrink)
     runs = f'history: {min(len(h.values) for h in history)} runs'
-    return _decide(benchmark, label, at_default, runs, cost, shrink, buckets)
+    return _decide(benchmark, label, at_default, runs, cost, shrink, buckets, osu_version)
 
 
 def choose_for_spread(benchmark: str, label: str, sizes: list[int], rel_spread: float,
                       cost: Cost | None = None, shrink: dict | None = None,
-                      buckets: bool = False) -> Choice:
+                      buckets: bool = False, osu_version: str | None = None) -> Choice:
     """The counts a history spreading by ``rel_spread`` at OSU's defaults at every size would
     choose (what a site can expect before it has one)."""
     if osu_limits.loop_kind(benchmark) is None or not sizes:
         return Choice(None, None, f'{label}: OSU\'s defaults (no size sweep or no size reported)')
     return _decide(benchmark, label, dict.fromkeys(sizes, rel_spread), 'assumed', cost, shrink,
-                   buckets)
+                   buckets, osu_version)
 
 
 def _decide(benchmark: str, label: str, at_default: dict[int, float], runs: str,
-            cost: Cost | None, shrink: dict | None, buckets: bool) -> Choice:
+            cost: Cost | None, shrink: dict | None, buckets: bool,
+            osu_version: str | None = None) -> Choice:
     """The counts (one -i for the sweep, or one per size range with ``buckets``) from each
     size's spread at OSU's default count."""
     g = goal()
-    beta = {s: exponent(benchmark, s, shrink) for s in at_default}
+    beta = {s: exponent(benchmark, s, shrink, osu_version) for s in at_default}
     needs = {s: _need(benchmark, s, sd, g, beta[s]) for s, sd in at_default.items()}
-    counts = _bucket_counts(benchmark, needs) if buckets else _sweep_counts(benchmark, needs)
-    chosen = {s: power(at_default[s] * (osu_limits.loop(benchmark, [s])[0][2]
-                                        / counts.at(benchmark, s)[1]) ** beta[s], g)
+    counts = _bucket_counts(benchmark, needs, osu_version) if buckets \
+        else _sweep_counts(benchmark, needs)
+    default = {s: osu_limits.loop(benchmark, [s], osu_version=osu_version)[0][2] for s in needs}
+    chosen = {s: power(at_default[s] * (default[s] / counts.at(benchmark, s, osu_version)[1])
+                       ** beta[s], g)
               for s in needs}
     worst = min(chosen, key=chosen.get)
     why = (f'{runs}; weakest {_sizes([worst])}, spread {at_default[worst]:.1%} at OSU\'s '
@@ -274,12 +280,14 @@ def _sweep_counts(benchmark: str, needs: dict[int, tuple[float, float]]) -> Coun
     return Counts(_warmup(benchmark, n), n)
 
 
-def _bucket_counts(benchmark: str, needs: dict[int, tuple[float, float]]) -> Counts:
+def _bucket_counts(benchmark: str, needs: dict[int, tuple[float, float]],
+                   osu_version: str | None = None) -> Counts:
     """A count per size range (up to OSU's LARGE_MESSAGE_SIZE, above): the most its sizes
     need; OSU's default for a range whose sizes need it, or where none is reported."""
     out = []
     for large in (False, True):
-        mine = [need for s, (need, _) in needs.items() if osu_limits.is_large(s) == large]
+        mine = [need for s, (need, _) in needs.items()
+                if osu_limits.is_large(s, benchmark, osu_version) == large]
         skip, default = osu_limits.loop(benchmark, [2**30 if large else 1])[0][1:]
         n = _round_up(max(mine)) if mine else default
         if n >= default:

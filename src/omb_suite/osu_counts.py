@@ -13,7 +13,6 @@ in the bucket form, which sets both ranges.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from omb_suite import osu_limits
 
@@ -33,17 +32,19 @@ class Counts:
     def bucketed(self) -> bool:
         return self.warmup_large is not None or self.iterations_large is not None
 
-    def at(self, benchmark: str, size: int) -> tuple[int, int]:
-        """(warm-up, timed iterations) OSU runs at ``size``."""
+    def at(self, benchmark: str, size: int,
+           osu_version: str | None = None) -> tuple[int, int]:
+        """(warm-up, timed iterations) OSU ``osu_version`` runs at ``size``."""
+        large = osu_limits.is_large(size, benchmark, osu_version)
         x, i = (self.warmup_large, self.iterations_large) \
-            if self.bucketed and osu_limits.is_large(size) else (self.warmup, self.iterations)
-        return osu_limits.loop(benchmark, [size], x, i)[0][1:]
+            if self.bucketed and large else (self.warmup, self.iterations)
+        return osu_limits.loop(benchmark, [size], x, i, osu_version)[0][1:]
 
 
-@cache
 def bucket_edge() -> int:
-    """OSU's ``LARGE_MESSAGE_SIZE``: the largest size with the small counts (osu_limits)."""
-    return max(s for s in osu_limits.sizes_between(1, 2**30) if not osu_limits.is_large(s))
+    """The size written into OSU's iteration buckets: its ``LARGE_MESSAGE_SIZE``
+    (:func:`osu_limits.large_message_size`)."""
+    return osu_limits.large_message_size()
 
 
 def options(benchmark: str, counts: Counts, buckets: bool) -> list[str]:

@@ -248,23 +248,44 @@ def loop_kind(benchmark: str) -> str | None:
     return 'latency' if 'latency' in info.metrics else 'bandwidth'
 
 
-def is_large(size: int) -> bool:
-    """Whether OSU runs this size with its "large" warm-up and iteration counts."""
-    return size > int(_data()['large_message_size'])
+def large_message_size() -> int:
+    """OSU's ``LARGE_MESSAGE_SIZE`` (``data/osu_limits.yaml``): the edge between its small and
+    large warm-up and iteration counts, and the edge the suite writes into OSU's iteration
+    buckets (``-i EDGE:ABOVE:UP_TO``, sizes up to ``EDGE`` take ``UP_TO``)."""
+    return int(_data()['large_message_size'])
+
+
+def is_large(size: int, benchmark: str | None = None, osu_version: str | None = None) -> bool:
+    """Whether OSU runs this size with its "large" warm-up and iteration counts: the sizes
+    above :func:`large_message_size`, and from OSU 8.0 on the edge itself for the
+    point-to-point latency programs (``data/osu_versions.yaml`` ``latency_edge_large``; with
+    no ``benchmark`` or version, the rule of every program up to 7.4)."""
+    edge = large_message_size()
+    if benchmark is not None and _edge_is_large(benchmark, osu_version):
+        return size >= edge
+    return size > edge
+
+
+def _edge_is_large(benchmark: str, osu_version: str | None) -> bool:
+    if not osu_versions.supports(osu_version, 'latency_edge_large'):
+        return False
+    kinds = osu_versions.fact('latency_edge_large')['kinds']
+    return loop_kind(benchmark) == 'latency' and catalogue.get(benchmark).kind in kinds
 
 
 def loop(benchmark: str, sizes: list[int], warmup: int | None = None,
-         iterations: int | None = None) -> list[tuple[int, int, int]]:
-    """(size, warm-up, timed iterations) per size, as OSU chooses them: the small counts up to
-    8192 B, the large ones from the first larger size on; ``-x``/``-i`` set both."""
+         iterations: int | None = None,
+         osu_version: str | None = None) -> list[tuple[int, int, int]]:
+    """(size, warm-up, timed iterations) per size, as OSU ``osu_version`` chooses them: the
+    small counts up to 8192 B, the large ones from the first large size on (:func:`is_large`);
+    ``-x``/``-i`` set both."""
     kind = loop_kind(benchmark)
     if kind is None:
         return []
     table = _data()['loops'][kind]
-    large = int(_data()['large_message_size'])
     out, big = [], False
     for size in sizes:
-        big = big or size > large
+        big = big or is_large(size, benchmark, osu_version)
         skip, iters = table['large' if big else 'small']
         out.append((size, skip if warmup is None else warmup,
                     iters if iterations is None else iterations))

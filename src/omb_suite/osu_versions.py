@@ -136,6 +136,16 @@ def defect(version: str | None, name: str) -> str | None:
     return str(entry['doc']) if known is not None and _in_range(known, entry) else None
 
 
+def program_defect(benchmark: str, version: str | None) -> str | None:
+    """What a defect of OSU ``version`` listing ``benchmark`` in its ``programs`` does (the
+    program cannot run there), or None."""
+    known = as_known(version)
+    if known is None:
+        return None
+    return next((str(entry['doc']) for entry in _data()['defects'].values()
+                 if benchmark in entry.get('programs', ()) and _in_range(known, entry)), None)
+
+
 def reduction_char(version: str) -> str:
     """What a reduction runs when asked for ``-T mpi_char`` (MPI_SIGNED_CHAR from 7.5)."""
     return str(_entry('reduction_char', version)['datatype'])

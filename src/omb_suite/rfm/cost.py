@@ -202,7 +202,8 @@ class ScaleAware(rfm.RegressionTestPlugin):
                                  model or partition_model(self), warmup=self.warmup,
                                  iterations=self.iterations, launches=self.launches(),
                                  warmup_large=self.warmup_large,
-                                 iterations_large=self.iterations_large)
+                                 iterations_large=self.iterations_large,
+                                 osu_version=self.osu_version)
 
     def base_prediction(self) -> costmodel.Prediction:
         """The prediction of the partition's declared model (or the defaults), not fitted:

@@ -61,7 +61,12 @@ def _count(value: str) -> int | None:
 def count_ran(row: dict[str, str], size: int) -> int | None:
     """The ``-i`` a record's run had at ``size`` (``None``: OSU's default)."""
     large = _count(row.get('iterations_large') or '')
-    if large is not None and osu_limits.is_large(size):
+    version = row.get('osu_version') or None
+    benchmark = row.get('benchmark') or None
+    if benchmark not in catalogue.catalogue():
+        benchmark = None  # not OSU's, or no column: the rule of every program up to 7.4
+    if large is not None and osu_limits.is_large(size, benchmark,
+                                                 None if version == 'null' else version):
         return large
     return _count(row.get('iterations') or '')
 
@@ -121,7 +126,8 @@ class FromHistory(rfm.RegressionTestPlugin):
                                  partition_model(self), warmup=counts.warmup,
                                  iterations=counts.iterations, launches=self.launches(),
                                  warmup_large=counts.warmup_large,
-                                 iterations_large=counts.iterations_large).seconds
+                                 iterations_large=counts.iterations_large,
+                                 osu_version=self.osu_version).seconds
 
     @run_after('setup', always_last=True)
     def choose_iterations(self):
@@ -143,7 +149,7 @@ class FromHistory(rfm.RegressionTestPlugin):
                 f'+{self.current_environ.name}'
         choice = iterations.choose(self.benchmark, where, self.size_history(), self.sweep_cost,
                                    self.current_partition.extras.get('iteration_shrink'),
-                                   self.osu_buckets())
+                                   self.osu_buckets(), self.osu_version)
         self.warmup, self.iterations = choice.warmup, choice.iterations
         self.warmup_large, self.iterations_large = choice.warmup_large, choice.iterations_large
         self.iterations_reason = choice.reason

@@ -12,7 +12,7 @@ from __future__ import annotations
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from omb_suite import placements
+from omb_suite import osu_versions, placements
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.topology import of_partition
@@ -48,3 +48,10 @@ class PlacedPair(rfm.RegressionTestPlugin):
 
 class OsuPt2PtBase(PlacedPair, OsuRunBase):
     """An OSU benchmark between two ranks with a verified placement."""
+
+    @run_after('setup')
+    def skip_program_defects(self):
+        """A program this OSU release cannot run (``data/osu_versions.yaml`` defects with
+        ``programs``); after the base's ``find_benchmark``, which reads the release."""
+        broken = osu_versions.program_defect(self.benchmark, self.osu_version)
+        self.skip_if(broken is not None, f'OSU {self.osu_version}: {broken}; not run')
