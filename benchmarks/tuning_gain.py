@@ -5,8 +5,8 @@ for every collective it touches and at scales the sweep skipped?
     python benchmarks/tuning_gain.py --environ spack-openmpi [--environ ...] [--dir DIR]
         [--collectives bcast,allreduce,alltoall,allgather] [--check-collectives C1,C2]
         [--scales 2,4] [--validate-scales 3,5] [--max-size 65536] [--sessions 5] [--repeat 5]
-        [--oversubscribe 2] [--system local] [--untouched] [--skip-sweep] [--skip-tune]
-        [--tuned-prefix NAME] [--smoke]
+        [--oversubscribe 2] [--iterations N] [--system local] [--untouched] [--skip-sweep]
+        [--skip-tune] [--tuned-prefix NAME] [--smoke]
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -236,6 +236,9 @@ def main() -> int:
     p.add_argument('--sessions', type=int, default=5)
     p.add_argument('--repeat', type=int, default=5)
     p.add_argument('--oversubscribe', type=int, default=2)
+    p.add_argument('--iterations', type=int, default=0,
+                   help="OSU's iterations per size in the sweep and the check alike (warm-up: "
+                        "a tenth; default: OSU's own): oversubscribed MPICH polls")
     p.add_argument('--untouched', action='store_true',
                    help='measure the collectives the load does not touch too')
     p.add_argument('--skip-sweep', action='store_true')
@@ -245,7 +248,8 @@ def main() -> int:
     args = p.parse_args()
     # absolute: ReFrame takes a relative perflog directory as relative to its --prefix
     args.dir = args.dir.resolve()
-    args.osu = []
+    args.osu = (['-S', f'iterations={args.iterations}', '-S',
+                 f'warmup={max(1, args.iterations // 10)}'] if args.iterations else [])
     if args.smoke:
         args.collectives, args.scales, args.max_size, args.sessions = 'bcast', '2', 64, 3
         args.check_collectives, args.validate_scales = 'bcast', ''
