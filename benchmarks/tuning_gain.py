@@ -161,7 +161,11 @@ def summary(where: Path) -> tuple[list[str], int]:
                 found[path.parent.name.split('_retry')[0]] = path
     for _, path in sorted(found.items()):
         data = json.loads(path.read_text())
-        rows += [(data['benchmark'], data['ranks'], judged(r)) for r in data['rows']]
+        # what the comparison says of all its rows: the column compared, whether the load
+        # touches the collective (absent from a comparison written before they were kept)
+        kind = {k: data[k] for k in ('metric', 'touched') if k in data}
+        rows += [(data['benchmark'], data['ranks'], {**judged(r), **kind})
+                 for r in data['rows']]
     if not rows:
         said = (f'{_kept(where)} cells of the study, no rule' if _kept(where) else
                 'nothing recommended, no file written')
@@ -173,7 +177,7 @@ def summary(where: Path) -> tuple[list[str], int]:
               f"[{r['ratio_low']:.2f}, {r['ratio_high']:.2f}])"
               for b, n, r in rows if r['outcome'] == 'slower']
     benches = sorted({(b, n) for b, n, _ in rows})
-    lines = [f'  cells the load changes, measured with and without it: {len(rows)} '
+    lines = [f'  cells measured with and without the load: {len(rows)} '
              f'({len(benches)} collective x scale pairs: '
              + ', '.join(f'{b.removeprefix("osu_")}@{n}' for b, n in benches) + ')',
              f'  cells where a rule applies: {len(ruled)}; faster with the 95 % interval below '
