@@ -5,7 +5,8 @@ for every collective it touches and at scales the sweep skipped?
     python benchmarks/tuning_gain.py --environ spack-openmpi [--environ ...] [--dir DIR]
         [--collectives bcast,allreduce,alltoall,allgather] [--check-collectives C1,C2]
         [--scales 2,4] [--validate-scales 3,5] [--max-size 65536] [--sessions 5] [--repeat 5]
-        [--oversubscribe 2] [--system local] [--skip-sweep] [--smoke]
+        [--oversubscribe 2] [--iterations N] [--system local] [--untouched] [--skip-sweep]
+        [--skip-tune] [--tuned-prefix NAME] [--smoke]
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -14,11 +15,15 @@ Per environment, for real (ReFrame and OSU, one after another):
      DIR/<environ>/perflogs; ``--skip-sweep`` reuses them);
   2. ``omb-review tune --allow-unproven`` -> DIR/<environ>/tuning (the library's file and its
      table; Intel MPI's algorithms can only be forced, not proven);
-  3. ``OsuTunedCollective``: the load against the default in one job (``--repeat`` runs of
-     each, alternating), with the family's proof where a rule applies (DIR/<environ>/tuned),
-     each writing ``tuning-comparison.json``: every collective the load touches (the
-     recommendation's ``touches``; ``--check-collectives`` narrows it) at the sweep's scales
-     and ``--validate-scales`` (oversubscribed as far as they need).
+  3. ``OsuTunedCollective`` and ``OsuTunedNonBlocking``: the load against the default in
+     one job (``--repeat`` runs of each, alternating), with the family's proof where a rule
+     applies (DIR/<environ>/tuned), each writing ``tuning-comparison.json``: every collective
+     the load touches (the recommendation's ``touches``; ``--check-collectives`` narrows
+     it) at the sweep's scales and ``--validate-scales`` (oversubscribed as far as they
+     need); ``--untouched``: every other collective too (``-S measure_untouched=1``), the
+     evidence that the load leaves them at the default's speed. ``--skip-tune`` reuses
+     DIR/<environ>/tuning; ``--tuned-prefix`` names the check's output folder (default
+     ``tuned``; the summary reads every ``tuned*`` folder, so runs split by scale add up).
 Then, per environment: every cell (collective, scale, size) measured with and without the
 load; of those where a rule applies, the share faster with the ratio's 95 % interval below 1
 and the median gain with its interval; the cells slower beyond the noise among ALL of them
@@ -82,10 +87,12 @@ def pipeline(args, env: str) -> int:
                    where / f'sweep-{session}.log', results)
     # --allow-unproven: Intel MPI's forced algorithms are 'forced-not-proven' (it shows none);
     # the other families' are proven or left out whatever this says
-    tuned = _run([str(VENV / 'omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
-                  '--allow-unproven', '--environ', env, '-o', str(where / 'tuning')],
-                 where / 'tune.log', {})
-    print('   ' + '\n   '.join((where / 'tune.log').read_text().splitlines()[-3:]))
+    tuned = 0 if args.skip_tune else _run(
+        [str(VENV / 'omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
+         '--allow-unproven', '--environ', env, '-o', str(where / 'tuning')],
+        where / 'tune.log', {})
+    if (where / 'tune.log').exists():
+        print('   ' + '\n   '.join((where / 'tune.log').read_text().splitlines()[-3:]))
     if tuned != 0:
         return rc  # nothing to recommend: said in tune.log, nothing to compare
     # every collective the load touches (the check skips the others), at the sweep's scales
@@ -95,13 +102,17 @@ def pipeline(args, env: str) -> int:
                     *(int(s) for s in args.validate_scales.split(',') if s)})
     per_core = max(args.oversubscribe, -(-every[-1] // (os.cpu_count() or 1)))
     rc |= _run(_rfm(args.system, env, ['-n', f'OsuTunedCollective%case=osu_({checked})/',
+                                       '-n', f'OsuTunedNonBlocking%case=osu_({checked})/',
+                                       *(['-S', 'measure_untouched=1'] if args.untouched
+                                         else []),
                                        '-E', f"scale in ({','.join(map(str, every))},)",
                                        '-S', f'oversubscribe={per_core}',
                                        '-S', f'tuning_dir={where / "tuning"}',
                                        '-S', f'repeats={args.repeat}', '--max-retries',
                                        '1', *common,
-                                       '--prefix', str(where / 'tuned')]),
-               where / 'tuned.log', {**results, 'OMB_RESULTS_DIR': str(where / 'tuned-perflogs')})
+                                       '--prefix', str(where / args.tuned_prefix)]),
+               where / f'{args.tuned_prefix}.log',
+               {**results, 'OMB_RESULTS_DIR': str(where / f'{args.tuned_prefix}-perflogs')})
     return rc
 
 
@@ -143,12 +154,18 @@ def summary(where: Path) -> tuple[list[str], int]:
     # passed test's failed first attempt, which output/ then replaces)
     # (ReFrame names a retry's directories <test>_retry1)
     found: dict[str, Path] = {}
-    for part in ('stage', 'output'):
-        for path in sorted((where / 'tuned' / part).rglob(COMPARISON)):
-            found[path.parent.name.split('_retry')[0]] = path
+    for prefix in sorted(p for p in where.glob('tuned*') if p.is_dir()
+                         and not p.name.endswith('-perflogs')):
+        for part in ('stage', 'output'):
+            for path in sorted((prefix / part).rglob(COMPARISON)):
+                found[path.parent.name.split('_retry')[0]] = path
     for _, path in sorted(found.items()):
         data = json.loads(path.read_text())
-        rows += [(data['benchmark'], data['ranks'], judged(r)) for r in data['rows']]
+        # what the comparison says of all its rows: the column compared, whether the load
+        # touches the collective (absent from a comparison written before they were kept)
+        kind = {k: data[k] for k in ('metric', 'touched') if k in data}
+        rows += [(data['benchmark'], data['ranks'], {**judged(r), **kind})
+                 for r in data['rows']]
     if not rows:
         said = (f'{_kept(where)} cells of the study, no rule' if _kept(where) else
                 'nothing recommended, no file written')
@@ -160,7 +177,7 @@ def summary(where: Path) -> tuple[list[str], int]:
               f"[{r['ratio_low']:.2f}, {r['ratio_high']:.2f}])"
               for b, n, r in rows if r['outcome'] == 'slower']
     benches = sorted({(b, n) for b, n, _ in rows})
-    lines = [f'  cells the load changes, measured with and without it: {len(rows)} '
+    lines = [f'  cells measured with and without the load: {len(rows)} '
              f'({len(benches)} collective x scale pairs: '
              + ', '.join(f'{b.removeprefix("osu_")}@{n}' for b, n in benches) + ')',
              f'  cells where a rule applies: {len(ruled)}; faster with the 95 % interval below '
@@ -180,20 +197,28 @@ def summary(where: Path) -> tuple[list[str], int]:
                      f'(interval within {1 / TIGHT:.2f}-{TIGHT:.2f}): {len(tight)} '
                      f'({len(tight) / len(rest):.0%}); median interval width (high/low) '
                      f'{width:.2f}')
+    nonblocking = [r for _, _, r in rows if r.get('metric') == 'pure_comm']
+    if nonblocking:
+        lines.append(f'  of them non-blocking (pure communication time): {len(nonblocking)}, '
+                     f"slower {sum(r['outcome'] == 'slower' for r in nonblocking)}")
+    untouched = [r for _, _, r in rows if r.get('touched') is False]
+    if untouched:
+        lines.append(f'  of them on collectives the load does not touch: {len(untouched)}, '
+                     f"slower {sum(r['outcome'] == 'slower' for r in untouched)}")
     lines += [f'    SLOWER: {s}' for s in slower]
     scales = sorted({n for _, n, _ in rows})
     lines.append('  by scale (ranks: cells, slower): ' + ', '.join(
         f"{n}: {sum(1 for _, m, _ in rows if m == n)}, "
         f"{sum(1 for _, m, r in rows if m == n and r['outcome'] == 'slower')}" for n in scales))
-    log = where / 'tuned.log'
-    said = re.search(r'Retrying (\d+) failed check', log.read_text()) if log.exists() else None
-    retried = int(said.group(1)) if said else 0
+    logs = [log.read_text() for log in sorted(where.glob('tuned*.log'))]
+    retried = sum(int(n) for text in logs
+                  for n in re.findall(r'Retrying (\d+) failed check', text))
     if retried:
         lines.append(f'  failed at the first attempt and re-measured (--max-retries 1): '
                      f'{retried} test(s); the counts above are the last attempt\'s')
     # tests that failed at the last attempt too, each with ReFrame's reason (a proof, a
     # slower cell, or a run that did not complete: then no comparison counts above)
-    text = re.sub(r'\x1b\[[0-9;]*m', '', log.read_text()) if log.exists() else ''
+    text = re.sub(r'\x1b\[[0-9;]*m', '', '\n'.join(logs))
     for name, reason in re.findall(r'FAILURE INFO for (.+?) \(run: .*?\* Reason: ([^\n]+)',
                                    text, re.S):
         lines.append(f'  FAILED: {name}: {reason[:200]}')
@@ -215,12 +240,20 @@ def main() -> int:
     p.add_argument('--sessions', type=int, default=5)
     p.add_argument('--repeat', type=int, default=5)
     p.add_argument('--oversubscribe', type=int, default=2)
+    p.add_argument('--iterations', type=int, default=0,
+                   help="OSU's iterations per size in the sweep and the check alike (warm-up: "
+                        "a tenth; default: OSU's own): oversubscribed MPICH polls")
+    p.add_argument('--untouched', action='store_true',
+                   help='measure the collectives the load does not touch too')
     p.add_argument('--skip-sweep', action='store_true')
+    p.add_argument('--skip-tune', action='store_true')
+    p.add_argument('--tuned-prefix', default='tuned')
     p.add_argument('--smoke', action='store_true')
     args = p.parse_args()
     # absolute: ReFrame takes a relative perflog directory as relative to its --prefix
     args.dir = args.dir.resolve()
-    args.osu = []
+    args.osu = (['-S', f'iterations={args.iterations}', '-S',
+                 f'warmup={max(1, args.iterations // 10)}'] if args.iterations else [])
     if args.smoke:
         args.collectives, args.scales, args.max_size, args.sessions = 'bcast', '2', 64, 3
         args.check_collectives, args.validate_scales = 'bcast', ''

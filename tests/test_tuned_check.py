@@ -118,3 +118,66 @@ def test_the_check_validates_one_above_each_measured_scale_and_between_them():
 
     assert scales_with_validation([2, 4]) == [2, 3, 4, 5]
     assert scales_with_validation([2, 4, 8, 16]) == [2, 3, 4, 5, 6, 8, 9, 12, 16, 17]
+
+
+def dry_nonblocking(tmp: Path, environ: str, *args: str) -> str:
+    out = run_reframe(tmp, '--dry-run', '-p', f'^{environ}$', '-n',
+                      'OsuTunedNonBlocking%case=osu_(iallreduce|ibcast)/default', '-E',
+                      'scale == 2', *args, registry=two_family_registry(tmp),
+                      checks=('explore/osu_tuned.py',))
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    return out.stdout
+
+
+def test_open_mpis_load_is_measured_on_the_verdict_sets_nonblocking_collective(tmp_path):
+    # coll/tuned serves no non-blocking collective (libnbc does): the load does not touch
+    # ibcast, skipped; iallreduce is in the verdict set: measured all the same
+    tuning_dir = recommendation(tmp_path)
+    out = dry_nonblocking(tmp_path, 'test-openmpi', '-S', f'tuning_dir={tuning_dir}',
+                          '-S', 'repeats=3')
+    assert 'the load does not change ibcast' in out
+    assert '-S measure_untouched=1 measures it all the same' in out
+    scripts = list(job_scripts(tmp_path).values())
+    (script,) = [s for s in scripts if 'osu_iallreduce' in s]
+    assert len(re.findall(r'> default\.\d\.out', script)) == 3 and 'proof-' not in script
+    assert not [s for s in scripts if 'osu_ibcast' in s]
+
+
+def test_measure_untouched_measures_what_the_load_leaves_alone(tmp_path):
+    tuning_dir = recommendation(tmp_path)
+    out = dry_nonblocking(tmp_path, 'test-openmpi', '-S', f'tuning_dir={tuning_dir}',
+                          '-S', 'measure_untouched=1')
+    assert 'the load does not change' not in out
+    assert [s for s in job_scripts(tmp_path).values() if 'osu_ibcast' in s]
+
+
+def test_mpichs_load_touches_its_nonblocking_collectives_and_they_are_measured(tmp_path):
+    # MPICH's selection file replaces MPIR's whole tree, whose branches hold ibcast,
+    # iallreduce...: the load touches them
+    rule = Rule('bcast', 2, 1, (Step(0, 'binomial'),), 4096)
+    tuning_dir = recommendation(tmp_path, environ='test-mpich', family='mpich',
+                                version='4.0.2', rules=(rule,))
+    touches = json.loads((tuning_dir / 'test-mpich' / 'recommendation.json').read_text())
+    assert {'ibcast', 'iallreduce'} <= set(touches['touches'])
+    out = dry_nonblocking(tmp_path, 'test-mpich', '-S', f'tuning_dir={tuning_dir}')
+    assert 'the load does not change' not in out
+    scripts = job_scripts(tmp_path).values()
+    assert [s for s in scripts if 'osu_ibcast' in s] and \
+        [s for s in scripts if 'osu_iallreduce' in s]
+
+
+@pytest.mark.parametrize(('program', 'output'), [
+    ('osu_ibcast', 'ompi_osu_ibcast_f.txt'), ('osu_ibarrier', 'mpich_osu_ibarrier.txt'),
+    ('osu_bcast', 'ompi_osu_bcast_default.txt')])
+def test_each_kind_is_compared_by_a_column_its_real_output_has(program, output):
+    from omb_suite import catalogue, parsing
+    from omb_suite.rfm.tuned import COMPARED
+
+    data = Path(__file__).parent / 'data' / 'osu' / output
+    kind = catalogue.get(program).kind
+    values = parsing.parse_osu_output(data.read_text()).column(COMPARED[kind])
+    assert values and all(v > 0 for v in values.values())
+    # a non-blocking collective: the communication alone, not the compute it overlaps
+    assert COMPARED['nonblocking'] == 'pure_comm'
+    assert set(COMPARED) == {catalogue.get(n).kind
+                             for n in catalogue.names('collective', 'nonblocking')}

@@ -26,7 +26,7 @@ def test_the_interval_ends_follow_the_mann_whitney_critical_values(m, n, critica
 
 def test_the_distribution_is_the_count_of_orderings():
     """P(U <= u) by enumerating every way 5 x- and 4 y-values can interleave."""
-    counts = tuning_stats._orderings(4, 5)
+    counts = tuning_stats.orderings(4, 5)
     brute = [0] * 21
     for xs in itertools.combinations(range(9), 4):
         ys = [i for i in range(9) if i not in xs]

@@ -231,24 +231,26 @@ def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
     return results
 
 
+def _not_a_pass(what: str, flag: str, allowed: bool, code: int, when: str) -> int:
+    """Say why the verdict is not a pass; exit 0 where ``flag`` allows it, else ``code``."""
+    print(f"omb-review check: {what}: this is not a pass"
+          + (f"; {flag}: exit 0" if allowed else f"; exit {code} ({flag} {when})"),
+          file=sys.stderr)
+    return 0 if allowed else code
+
+
 def _verdict_code(args, counts: dict[str, int], total: int) -> int:
     """The exit status: a regression, nothing judged, series without a baseline, or a pass."""
     if counts["regression"]:
         return EXIT_REGRESSION
     if counts["insufficient"] == total:
-        print(f"omb-review check: no series judged ({total} series, none with a "
-              "baseline and latest runs to compare): this is not a pass"
-              + ("; --allow-empty: exit 0" if args.allow_empty else
-                 f"; exit {EXIT_NOTHING_JUDGED} (--allow-empty for a site's first runs)"),
-              file=sys.stderr)
-        return 0 if args.allow_empty else EXIT_NOTHING_JUDGED
+        return _not_a_pass(f"no series judged ({total} series, none with a baseline and latest "
+                           "runs to compare)", "--allow-empty", args.allow_empty,
+                           EXIT_NOTHING_JUDGED, "for a site's first runs")
     if counts["new"]:
-        print(f"omb-review check: {counts['new']} series of the judged session have no "
-              "baseline (see NEW above): this is not a pass"
-              + ("; --allow-new: exit 0" if args.allow_new else
-                 f"; exit {EXIT_NEW_SERIES} (--allow-new when they are new on purpose)"),
-              file=sys.stderr)
-        return 0 if args.allow_new else EXIT_NEW_SERIES
+        return _not_a_pass(f"{counts['new']} series of the judged session have no baseline "
+                           "(see NEW above)", "--allow-new", args.allow_new, EXIT_NEW_SERIES,
+                           "when they are new on purpose")
     return 0
 
 

@@ -6,38 +6,26 @@ its 1.4 ms per call in argument handling (the ``axis``/``nan_policy`` wrapper), 
 third of ``omb-review report``'s time.  This computes the same p-value for 1-D samples without
 NaNs (the gate passes only measured values): ``method='auto'`` (exact distribution when a
 sample has at most 8 values and there are no ties, else the normal approximation with tie and
-continuity correction).  ``tests/review/test_mannwhitney.py`` checks it against SciPy.
+continuity correction; the exact distribution is counted once, in
+:func:`omb_suite.tuning_stats.orderings`).  ``tests/review/test_same_as_scipy.py`` checks it
+against SciPy.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
+
+from omb_suite import tuning_stats
 
 EXACT_MAX = 8  # SciPy's choice: exact when a sample has at most 8 values and nothing ties
 
 
-@lru_cache(maxsize=256)
-def _counts(m: int, n: int) -> np.ndarray:
-    """Orderings of m x-values and n y-values per U = 0 .. m*n (U: pairs with x > y), for
-    m <= n.  The largest value is an x (n more pairs) or a y (none): f(m, n)[k] =
-    f(m - 1, n)[k - n] + f(m, n - 1)[k]; the distribution is the same for (n, m)."""
-    if m == 0 or n == 0:
-        return np.ones(1)
-    out = np.zeros(m * n + 1)
-    x_last = _counts(min(m - 1, n), max(m - 1, n))
-    out[n: n + x_last.size] += x_last
-    y_last = _counts(min(m, n - 1), max(m, n - 1))
-    out[: y_last.size] += y_last
-    return out
-
-
 def _exact_sf(u: float, m: int, n: int) -> float:
     """P(U >= u) under the null hypothesis, from the exact distribution."""
-    counts = _counts(min(m, n), max(m, n))
-    return float(counts[int(u):].sum() / counts.sum())
+    counts = tuning_stats.orderings(m, n)
+    return math.fsum(counts[int(u):]) / math.fsum(counts)
 
 
 def p_value(x: np.ndarray, y: np.ndarray, alternative: str) -> float:

@@ -39,15 +39,23 @@ class Interval:
         return f'{self.ratio:.2f} [{self.low:.2f}, {self.high:.2f}]'
 
 
+def orderings(m: int, n: int) -> tuple[float, ...]:
+    """Orderings of ``m`` x- and ``n`` y-values per U = 0 .. m*n (U: pairs with x > y): the
+    exact null distribution of the Mann-Whitney U, the same for (n, m). The one place it is
+    counted: the gate's test (:mod:`omb_review.mannwhitney`) reads it too."""
+    return _orderings(min(m, n), max(m, n))
+
+
 @lru_cache(maxsize=256)
 def _orderings(m: int, n: int) -> tuple[float, ...]:
-    """Orderings of ``m`` x- and ``n`` y-values per U = 0 .. m*n (U: pairs with x > y)."""
+    """:func:`orderings` for ``m <= n``, cached."""
     if m == 0 or n == 0:
         return (1.0,)
     out = [0.0] * (m * n + 1)
-    for u, count in enumerate(_orderings(m - 1, n)):  # the largest value is an x: n pairs more
+    # the largest value is an x (n pairs more) or a y (none)
+    for u, count in enumerate(_orderings(min(m - 1, n), max(m - 1, n))):
         out[u + n] += count
-    for u, count in enumerate(_orderings(m, n - 1)):  # ... or a y: none
+    for u, count in enumerate(_orderings(min(m, n - 1), max(m, n - 1))):
         out[u] += count
     return tuple(out)
 
@@ -56,7 +64,7 @@ def _rank(m: int, n: int, confidence: float) -> tuple[int, float]:
     """``k`` (the interval's ends are the k-th smallest and largest difference) and the
     coverage ``1 - 2 P(U <= k - 1)``: the largest k with P(U <= k - 1) <= (1 - confidence) / 2,
     at least 1 (too few runs: the whole range)."""
-    counts = _orderings(min(m, n), max(m, n))
+    counts = orderings(m, n)
     total = sum(counts)
     below, k = counts[0] / total, 1
     while k < len(counts) and below + counts[k] / total <= (1 - confidence) / 2:

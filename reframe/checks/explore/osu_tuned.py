@@ -6,7 +6,8 @@
 
 The file is proven read and applied by the library's own output where it can show it, and the
 check fails where the load is slower than the default beyond the noise, for every collective
-the load touches and at the scales the sweep skipped too. See docs/tuning.md.
+the load touches (blocking and non-blocking) and at the scales the sweep skipped too. See
+docs/tuning.md.
 """
 
 import reframe as rfm
@@ -34,3 +35,22 @@ class OsuTunedCollective(TunedComparison, OsuCollectiveBase):
     mapping = parameter(site_offers.mappings())
 
     tags = {'blocking', 'explore', 'tuning'}
+
+
+@rfm.simple_test
+class OsuTunedNonBlocking(TunedComparison, OsuCollectiveBase):
+    """A non-blocking OSU collective with the tuning file, against the library's default
+    (its pure communication time compared)."""
+
+    #: (benchmark, 'default'): the non-blocking collectives; those the load does not touch
+    #: and the verdict set does not hold are skipped (``-S measure_untouched=1`` runs them).
+    case = parameter([(b, algorithms.DEFAULT) for b in catalogue.names('nonblocking')],
+                     fmt='/'.join)
+
+    #: As :class:`OsuTunedCollective`'s.
+    scale = parameter(scales_with_validation(site_offers.all_scales()))
+
+    #: ``core``, ``socket`` or ``node`` (round-robin), where a partition can tell them apart.
+    mapping = parameter(site_offers.mappings())
+
+    tags = {'nonblocking', 'explore', 'tuning'}

@@ -1,13 +1,15 @@
 """A tuning file against the library's default, in one job: the proof that it helps.
 
-The child (``reframe/checks/explore/osu_tuned.py``) is an :class:`OsuCollectiveBase` with
-``case`` (benchmark, 'default'), ``scale`` and ``mapping``. ``-S tuning_dir=DIR`` names what
+The children (``reframe/checks/explore/osu_tuned.py``: the blocking collectives and the
+non-blocking ones) are :class:`OsuCollectiveBase` with ``case`` (benchmark, 'default'),
+``scale`` and ``mapping``. ``-S tuning_dir=DIR`` names what
 ``omb-review tune -o DIR`` wrote: ``DIR/<environment>/recommendation.json`` and the file.
 It runs for every collective the load touches (the recommendation's ``touches``: the file's
 and every other the load's variables change) and every collective of the verdict set, at
 every scale, with or without a rule there (the child's scales are the sweep's and those it
-skipped: :func:`scales_with_validation`). The job runs, with the same launcher, ranks and OSU
-options:
+skipped: :func:`scales_with_validation`); with ``-S measure_untouched=1`` every other
+collective too, the evidence that the load leaves them at the default's speed. The job runs,
+with the same launcher, ranks and OSU options:
 
 - ``repeats`` runs of the default and with the load, alternating in ABBA order (the measured
   run, whose figures go to the perflog with algorithm ``tuned``, is the last loaded one);
@@ -16,9 +18,10 @@ options:
   being read and the algorithm it chose.
 
 It fails where a proof fails, or where the load is slower than the default beyond the noise at
-any size (:func:`omb_suite.tuning_stats.compare_runs`: the 99 % interval of the ratio above 1,
-the ratio at least ``slower_threshold`` above); the comparison per size, each ratio with its
-interval, is kept as ``tuning-comparison.json`` with the job's output
+any size (:data:`COMPARED`: the latency of a blocking collective, the pure communication time
+of a non-blocking one; :func:`omb_suite.tuning_stats.compare_runs`: the 99 % interval of the
+ratio above 1, the ratio at least ``slower_threshold`` above); the comparison per size, each
+ratio with its interval, is kept as ``tuning-comparison.json`` with the job's output
 (``benchmarks/tuning_gain.py`` reads it).
 """
 
@@ -30,6 +33,7 @@ import shlex
 from pathlib import Path
 
 import reframe as rfm
+import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
@@ -51,6 +55,9 @@ def scales_with_validation(measured: list[int]) -> list[int]:
 #: What the measured run is logged as (perflog column ``algorithm``).
 TUNED = 'tuned'
 COMPARISON = 'tuning-comparison.json'
+#: The column compared, per catalogue kind: what the collective's algorithm decides (for a
+#: non-blocking collective the communication alone, without the compute it overlaps).
+COMPARED = {'collective': 'avg_latency', 'nonblocking': 'pure_comm'}
 
 
 class TunedComparison(rfm.RegressionTestPlugin):
@@ -64,6 +71,10 @@ class TunedComparison(rfm.RegressionTestPlugin):
     repeats = variable(int, value=5, loggable=False)
     #: Smallest slowdown (fraction) that fails, with the ratio's whole 99 % interval above 1.
     slower_threshold = variable(float, value=0.05, loggable=False)
+    #: Also the collectives the load does not touch (the recommendation's ``touches``): the
+    #: evidence, measured, that it leaves them at the default's speed.
+    #: :type: :class:`bool` :default: ``False``
+    measure_untouched = variable(typ.Bool, value=False, loggable=False)
     #: The recommendation's file loaded (set in setup).
     tuning_file = variable(str, value='')
 
@@ -101,8 +112,10 @@ class TunedComparison(rfm.RegressionTestPlugin):
                      'changes (an older omb-review tune wrote it): run omb-review tune again')
         coll = self.entry.collective
         verdict = self.benchmark in catalogue.verdict_set().get(self.entry.kind, [])
-        self.skip_if(coll not in rec['touches'] and not verdict,
-                     f"the load does not change {coll}: {rec['changes']}")
+        self._touched = coll in rec['touches']
+        self.skip_if(not (self._touched or verdict or self.measure_untouched),
+                     f"the load does not change {coll}: {rec['changes']} "
+                     '(-S measure_untouched=1 measures it all the same)')
         rules = [r for r in rec['rules'] if r['collective'] == coll
                  and r['ranks'] == self.num_tasks]
         self._rule = tuning.Rule(coll, rules[0]['ranks'], rules[0]['nodes'],
@@ -160,7 +173,7 @@ class TunedComparison(rfm.RegressionTestPlugin):
 
     def _latencies(self, name: str) -> dict[int, float]:
         table = parsing.parse_osu_output(self.read_output(name))
-        return table.column('avg_latency')
+        return table.column(COMPARED[self.entry.kind])
 
     def check_results(self) -> None:
         """The proofs hold, and the tuned selection is nowhere slower beyond the noise."""
@@ -194,6 +207,7 @@ class TunedComparison(rfm.RegressionTestPlugin):
         Path(self.stagedir, COMPARISON).write_text(json.dumps(
             {'benchmark': self.benchmark, 'ranks': self.num_tasks, 'nodes': self.num_nodes,
              'environ': self.current_environ.name, 'mpi_family': self.mpi_family,
+             'metric': COMPARED[self.entry.kind], 'touched': self._touched,
              'mpi_version': self.mpi_version, 'evidence': said, 'rows': rows}, indent=1))
         if slower:
             raise SanityError(f'{self.benchmark} at {self.num_tasks} ranks: the load is '

@@ -1,0 +1,49 @@
+"""``benchmarks/tuning_gain.py``'s summary over real comparisons (tests/data/tuning/comparisons):
+every cell counted, the non-blocking and untouched ones apart, each slower cell named, and
+comparisons of runs split over several ``--tuned-prefix`` folders added up."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / 'tests' / 'data' / 'tuning' / 'comparisons' / 'openmpi-4.1.4'
+
+
+def tuning_gain():
+    spec = importlib.util.spec_from_file_location('tuning_gain',
+                                                  REPO / 'benchmarks' / 'tuning_gain.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def place(where: Path, prefix: str, part: str, test: str, data: str) -> None:
+    folder = where / prefix / part / 'local' / 'default' / 'spack-openmpi' / test
+    folder.mkdir(parents=True)
+    shutil.copy(DATA / data, folder / 'tuning-comparison.json')
+
+
+def test_split_runs_add_up_and_the_slower_cell_is_named(tmp_path):
+    place(tmp_path, 'tuned-nb', 'stage', 'OsuTunedCollective_58b4b0f0', 'bcast-4.json')
+    place(tmp_path, 'tuned-big', 'output', 'OsuTunedNonBlocking_bbed28ee', 'iallreduce-4.json')
+    (tmp_path / 'tuned-nb-perflogs').mkdir()  # the perflogs beside them are not comparisons
+    lines, slower = tuning_gain().summary(tmp_path)
+    text = '\n'.join(lines)
+    assert 'cells measured with and without the load: 24 (2 collective' in text
+    assert 'of them non-blocking (pure communication time): 11, slower 0' in text
+    assert 'of them on collectives the load does not touch: 11, slower 0' in text
+    # bcast's 8 ruled sizes (0-255 B), each faster with its interval below 1
+    assert 'cells where a rule applies: 8; faster with the 95 % interval below 1: 8' in text
+    assert slower == 1 and 'SLOWER: osu_bcast 4 ranks 4096 B (default: 1.35' in text
+
+
+def test_a_retry_replaces_the_first_attempt(tmp_path):
+    place(tmp_path, 'tuned', 'stage', 'OsuTunedCollective_58b4b0f0', 'bcast-4.json')
+    place(tmp_path, 'tuned', 'output', 'OsuTunedCollective_58b4b0f0_retry1',
+          'iallreduce-4.json')
+    lines, slower = tuning_gain().summary(tmp_path)
+    assert slower == 0
+    assert 'measured with and without the load: 11 (1 collective' in '\n'.join(lines)
