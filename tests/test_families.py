@@ -194,6 +194,21 @@ def test_library_version_text_names_the_family(name, expected):
     assert families.from_library_version((MPI5 / name).read_text()) == expected
 
 
+#: Families on paper: the text their documentation quotes (the source in the comment), read by
+#: the record's pattern (``library_version`` or ``mpirun_version``).
+DOCUMENTED = [
+    # Cray MPICH's MPI_Get_library_version, as HPE's intro_mpi and the record quote it
+    ("cray-mpich", "library_version", "MPI VERSION : CRAY MPICH version 8.1.28", "8.1.28"),
+]
+
+
+@pytest.mark.parametrize(("family", "key", "text", "version"), DOCUMENTED)
+def test_documented_text_of_a_family_on_paper_names_it(family, key, text, version):
+    read = {"library_version": families.from_library_version,
+            "mpirun_version": families.from_mpirun_version}[key]
+    assert read(text) == (family, version)
+
+
 @pytest.mark.parametrize(("name", "expected"), [
     ("ompi5_mpirun-version.txt", ("openmpi", "5.0.11")),
     ("mpich5_mpirun-version.txt", ("mpich", "5.0.2")),

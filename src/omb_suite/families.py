@@ -52,7 +52,8 @@ SCHEMA = Fields(fields={
         'library_version': Text(pattern=True, groups=1),
         'mpirun_version': Text(pattern=True, groups=1),
         'linked_library': Text(pattern=True), 'tool_env': _ENV}),
-    'launch': Fields(fields={'mpirun': Text(), 'srun_mpi': Text()}),
+    # srun_mpi: null where the family's libraries are not launched by srun
+    'launch': Fields(fields={'mpirun': Text(), 'srun_mpi': Text(nullable=True)}),
     'forcing': Fields(fields={
         'kind': OneOf(values=VOCABULARY['forcing.kind']), 'variable': Text(nullable=True),
         'companions': Table(of=_ENV), 'exclude_variable': Text(nullable=True),
