@@ -62,7 +62,7 @@ def _faulty(change: str, value: object) -> dict:
     ("forcing.kind", "magic", r"forcing\.kind: expected one of 'cvar'"),
     ("proof.rank0_only", "yes", r"proof\.rank0_only: expected true or false"),
     ("modules", [], r"modules: expected a non-empty list"),
-    ("launch.mpirun", "pjm", r"launch\.mpirun: no dialect 'pjm' in data/launchers/"),
+    ("launch.mpirun", "nodialect", r"launch\.mpirun: no dialect 'nodialect' in data/launchers/"),
     ("algorithms", "fujitsu", r"algorithms: no table data/algorithms/fujitsu\.yaml"),
     ("derives_from", "lam", r"derives_from: 'lam' is not another family record"),
     ("derives_from", "openmpi", r"derives_from: 'openmpi' is not another family record"),
@@ -115,7 +115,7 @@ def test_a_bad_record_fails_its_own_family_only(records_with_a_bad_one):
 
 def test_recognition_order_is_the_records_derives_from():
     order = families.precedence()
-    for family in families.names():
+    for family in order:
         for base in families.based_on(family):
             assert order.index(family) < order.index(base), (family, base)
     assert families.based_on("mvapich") == ("mpich",)
@@ -144,9 +144,11 @@ def test_every_part_of_a_record_has_its_consumer(family):
     assert isinstance(families.mpirun_dialect(family), str)
 
 
-@pytest.mark.parametrize("family", [f for f in families.names() if families.run_here(f)])
+@pytest.mark.parametrize("family", families.names())
 def test_a_family_run_here_has_a_table_that_forces_and_proves(family):
     """Every collective of its newest table block forces an algorithm the proof code reads."""
+    if not families.run_here(family):
+        pytest.skip(f"{family} is on paper")
     assert family in alg.with_tables(), f"{family} is run here but names no algorithm table"
     block = alg.load_table(family)["blocks"][-1]
     version = block["versions"].split(",")[0].lstrip(">=")
