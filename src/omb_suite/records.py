@@ -4,13 +4,14 @@ values of an enumeration, and no unknown key.
 
 A schema is a tree of :class:`Spec` (:class:`Fields` for a mapping with fixed keys,
 :class:`Table` for one with free keys, :class:`Items` for a list, :class:`Text`,
-:class:`Flag`, :class:`OneOf`; :class:`Either` for the first of several that fits).
+:class:`Flag`, :class:`Count`, :class:`OneOf`; :class:`Either` for the first of several that fits).
 :func:`check` refuses the first value that does not fit with one message naming the file,
 the dotted key and what is expected there, e.g. ``data/families/openmpi.yaml:
 recognise.tools: expected a non-empty list of (a non-empty string), got [] (empty)``.
-The records that use it: the MPI families (:mod:`omb_suite.families`) and the launcher
-dialects (:mod:`omb_suite.dialects`). Cross-references between records (a family's dialect,
-its table, the family it derives from) are checked by the module that owns the record.
+The records that use it: the MPI families (:mod:`omb_suite.families`), the launcher
+dialects (:mod:`omb_suite.dialects`) and the known hangs (:mod:`omb_suite.known_hangs`).
+Cross-references between records (a family's dialect, its table, the family it derives
+from) are checked by the module that owns the record.
 """
 
 from __future__ import annotations
@@ -79,6 +80,18 @@ class Flag(Spec):
 
 
 @dataclass(frozen=True)
+class Count(Spec):
+    """A whole number, at least 1."""
+
+    def expected(self) -> str:
+        return 'a whole number >= 1'
+
+    def problem(self, value: Any) -> str | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
+        return None if ok else 'not a whole number >= 1'
+
+
+@dataclass(frozen=True)
 class OneOf(Spec):
     """One of a fixed set of strings."""
 
@@ -124,11 +137,12 @@ class Table(Spec):
 
 @dataclass(frozen=True)
 class Fields(Spec):
-    """A mapping with exactly these keys, each required; ``extra``: other keys are allowed
-    (and not checked)."""
+    """A mapping with exactly these keys, each required but those in ``optional``;
+    ``extra``: other keys are allowed (and not checked)."""
 
     fields: Mapping[str, Spec] = field(default_factory=dict)
     extra: bool = False
+    optional: tuple[str, ...] = ()
 
     def expected(self) -> str:
         return 'a mapping of the keys ' + ', '.join(self.fields)
@@ -174,6 +188,8 @@ def check(where: str, value: Any, spec: Spec, key: str = '',
             check(where, item, spec.of, f'{prefix}{name}', error)
     elif isinstance(spec, Fields):
         for name, inner in spec.fields.items():
+            if name not in value and name in spec.optional:
+                continue
             if name not in value:
                 raise error(f'{where}: missing key {prefix}{name} (expected '
                             f'{inner.describe()}; {key or "a record"} needs: '
