@@ -24,7 +24,7 @@ from importlib import resources
 from typing import Any
 
 from omb_suite import yamldata
-from omb_suite.records import Either, Fields, Flag, Items, RecordError, Table, Text, check
+from omb_suite.records import Either, Fields, Flag, Items, Table, Text, check
 from omb_suite.topology import Topology
 
 PLACEHOLDERS = ('tasks', 'nodes', 'tasks_per_node', 'sockets', 'cores_per_socket',
@@ -40,7 +40,7 @@ SCHEMA = Fields(fields={
 _REQUIRED = ('doc', 'options')
 
 
-class DialectError(RecordError):
+class DialectError(ValueError):
     """A dialect that is unknown or whose record is malformed."""
 
 
