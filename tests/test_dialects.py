@@ -34,7 +34,7 @@ def numbers_for(kind: str, name: str, topo: Topology) -> list[JobNumbers]:
             if not isinstance(s, str)]
 
 
-@pytest.mark.parametrize('dialect', sorted(dialects.dialects()))
+@pytest.mark.parametrize('dialect', dialects.names())
 def test_every_record_says_options_or_why_not_for_every_placement_and_mapping(dialect):
     record = dialects.dialect(dialect)
     assert set(record.options) == {name for _, name in NAMES}, (
@@ -56,7 +56,13 @@ def test_placeholders_are_filled_from_the_job_and_the_topology():
 @pytest.mark.parametrize(('entry', 'message'), [
     ({'doc': 'x', 'options': {'core': ['-n', '{ranks}']}}, 'unknown placeholders'),
     ({'doc': 'x', 'options': {}, 'colour': 'red'}, "fields \\['colour'\\] unknown"),
-    ({'doc': 'x', 'options': {'core': {'why': 'no'}}}, 'give a list of options or'),
+    ({'doc': 'x', 'options': {'core': {'why': 'no'}}}, 'missing key options.core.skip'),
+    ({'doc': 'x', 'options': {'core': {'skip': 'no', 'why': 'x'}}}, 'give a list of options or'),
+    ({'doc': 'x', 'options': {'core': '-n 2'}}, r'options\.core: expected a list .* or a '
+                                                 r'mapping of the keys skip'),
+    ({'doc': '', 'options': {}}, 'doc: expected a non-empty string'),
+    ({'doc': 'x', 'options': {}, 'launchers': {'srun': [4]}},
+     r'launchers\.srun\[0\]: expected a non-empty string'),
     ({'doc': 'x', 'options': {}, 'command': ['a']}, 'it names none'),
 ])
 def test_a_malformed_record_is_refused_saying_what_to_fix(entry, message):
@@ -74,9 +80,22 @@ def test_each_launcher_speaks_its_dialect(launcher, family, dialect):
     assert placements.launcher_dialect(launcher, family) == dialect
 
 
+def test_two_records_claiming_one_launcher_are_refused_naming_both(monkeypatch):
+    """Synthetic: a copy of the pals record that names ReFrame's ``pals`` launcher too."""
+    found = dict(dialects.dialects())
+    found['pjm'] = dialects.read_record('pjm', {'doc': 'PJM mpiexec', 'launchers': {'pals': []},
+                                                'options': {}})
+    monkeypatch.setattr(dialects, 'dialects', lambda: found)
+    with pytest.raises(DialectError, match=r"'pals' is named in the launchers of "
+                                           r"data/launchers/pals\.yaml and "
+                                           r"data/launchers/pjm\.yaml"):
+        dialects.of_launcher('pals')
+    assert dialects.of_launcher('jsrun').name == 'jsrun'
+
+
 @pytest.mark.parametrize('family', families.names())
 def test_every_familys_mpirun_dialect_is_a_record(family):
-    assert families.mpirun_dialect(family) in dialects.dialects()
+    assert dialects.dialect(families.mpirun_dialect(family)).name  # or the record's error
 
 
 def test_cray_mpich_under_reframes_mpiexec_is_pals_with_its_ranks_per_node():
@@ -123,9 +142,35 @@ GRAMMAR = {
 }
 
 
+#: Dialects read against something other than a grammar here, and what reads them.
+READ_ELSEWHERE = {
+    'ompi': 'tests/test_launchers.py: the real Open MPI 4 mpirun',
+    'hydra': 'tests/test_launchers.py: the real MPICH mpiexec.hydra',
+    'srun': 'tests/test_e2e_cluster.py: the real srun of the two-node Slurm cluster',
+    'mv2': "variables, not options: MVAPICH2's own binding table, read by the check",
+}
+
+
 def matches_grammar(options: list[str], grammar: list[str]) -> bool:
+    """The option list reads as options of ``grammar``; no options at all are grammatical."""
     line = ' '.join(options)
-    return re.fullmatch(rf'(?:(?:{"|".join(grammar)})(?: |$))+', line + ' ') is not None
+    return re.fullmatch(rf'(?:(?:{"|".join(grammar)})(?: |$))*', line + ' ' if line else '') \
+        is not None
+
+
+@pytest.mark.parametrize('dialect', dialects.names())
+def test_every_dialect_is_read_against_its_grammar_or_says_what_reads_it(dialect):
+    """A new dialect needs a GRAMMAR entry (or a line in READ_ELSEWHERE): the check is not
+    opt-in."""
+    assert (dialect in GRAMMAR) != (dialect in READ_ELSEWHERE), (
+        f'data/launchers/{dialect}.yaml: give its documented grammar in GRAMMAR '
+        f'(tests/test_dialects.py), or say in READ_ELSEWHERE what reads its options')
+
+
+def test_an_empty_option_list_is_grammatical_and_a_stray_option_is_not():
+    assert matches_grammar([], GRAMMAR['pals'])
+    assert matches_grammar(['-n', '4', '--ppn', '2'], GRAMMAR['pals'])
+    assert not matches_grammar(['-n', '4', '--bind-to', 'core'], GRAMMAR['pals'])
 
 
 @pytest.mark.parametrize('dialect', sorted(GRAMMAR))
@@ -145,18 +190,24 @@ def test_every_generated_option_list_follows_the_documented_grammar(dialect, top
     assert checked >= 6, f'{dialect}: only {checked} option lists generated'
 
 
-@pytest.mark.parametrize(('launcher', 'kind', 'name', 'numbers', 'line'), [
+#: family: the MPI family of the job; ``None`` where the launcher alone decides the dialect
+#: (a dialect a family's own mpirun/mpiexec speaks needs its family here).
+@pytest.mark.parametrize(('launcher', 'family', 'kind', 'name', 'numbers', 'line'), [
     # the seeds' cloud team: `flux run -N2 -n2 -o cpu-affinity=per-task`
-    ('flux', 'placement', 'inter_node', JobNumbers.of(2, 2, CLOUD),
+    ('flux', None, 'placement', 'inter_node', JobNumbers.of(2, 2, CLOUD),
      '-N 2 -n 2 -o cpu-affinity=per-task'),
     # OLCF: one resource set of a whole socket (21 cores on Summit) per socket
-    ('jsrun', 'placement', 'inter_socket', JobNumbers.of(2, 1, SUMMIT),
+    ('jsrun', None, 'placement', 'inter_socket', JobNumbers.of(2, 1, SUMMIT),
      '-n 2 -a 1 -c 21 -r 2 -b packed:1'),
     # ALCF: `mpiexec -n 8 -ppn 8 --cpu-bind list:4:56:9:61...`, one CPU per local rank
-    ('pals', 'mapping', 'socket', JobNumbers.of(4, 1, CRAY_EX),
+    ('pals', None, 'mapping', 'socket', JobNumbers.of(4, 1, CRAY_EX),
      '-n 4 --ppn 4 --cpu-bind list:0:64:1:65'),
-    ('alps', 'placement', 'inter_socket', JobNumbers.of(2, 1, CRAY_EX), '-cc 0,64'),
+    ('alps', None, 'placement', 'inter_socket', JobNumbers.of(2, 1, CRAY_EX), '-cc 0,64'),
+    # Cray MPICH's own mpiexec is PALS (its record); ReFrame's mpiexec emits -n itself
+    ('mpiexec', 'cray-mpich', 'mapping', 'core', JobNumbers.of(4, 1, CRAY_EX),
+     '--ppn 4 --cpu-bind list:0:1:2:3'),
 ])
-def test_generated_lines_read_as_the_documented_examples(launcher, kind, name, numbers, line):
-    options = placements.launch_options(where(kind, name), launcher, None, numbers)
+def test_generated_lines_read_as_the_documented_examples(launcher, family, kind, name, numbers,
+                                                          line):
+    options = placements.launch_options(where(kind, name), launcher, family, numbers)
     assert ' '.join(options) == line

@@ -79,3 +79,12 @@ def test_mpich_evidence_other_abort_fails():
     with pytest.raises(ev.EvidenceError, match="aborted in internal_Allreduce"):
         ev.check_evidence("mpich", "allreduce", "smp",
                            evidence("mpich_allreduce_smp_abort.txt"))
+
+
+def test_a_verbose_proof_reads_the_familys_own_table_or_refuses():
+    """Spectrum MPI's proof reads Open MPI-style verbose output, but its record names no table
+    of its components: its own table is read, never Open MPI's."""
+    with pytest.raises(ev.EvidenceError, match=r"spectrum-mpi: its proof \(coll_verbose\) .* "
+                                               r"data/families/spectrum-mpi\.yaml names none"):
+        ev.check_evidence("spectrum-mpi", "bcast", "default",
+                          evidence("ompi_bcast_binary_tree.txt"))

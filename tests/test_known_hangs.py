@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
 
+from omb_suite import known_hangs
 from omb_suite.known_hangs import Run, hang_after_result, known_hang
+from omb_suite.records import RecordError
 
 
 @pytest.mark.parametrize(('run', 'skipped', 'after_result'), [
@@ -78,3 +80,17 @@ def test_affected_runs_get_a_bounded_limit_without_a_partition_model(tmp_path):
         bounded = launch.startswith('timeout --kill-after=10 150s ')   # 3 min - 30 s
         assert bounded == ('test-mpich' in where and two_nodes), (where, launch)
     assert any('test-mpich' in w for w in scripts) and any('test-openmpi' in w for w in scripts)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"family": "mpich2"}, r"hangs\[0\]\.family: 'mpich2' is no record of data/families/"),
+    ({"min_nodes": 0}, r"hangs\[0\]\.min_nodes: expected a whole number >= 1"),
+    ({"skip": []}, r"hangs\[0\]\.skip: expected a non-empty list"),
+    ({"why": None}, r"hangs\[0\]\.why: expected a non-empty string"),
+    ({"when": "always"}, r"unknown key\(s\) hangs\[0\]\.when"),
+])
+def test_a_synthetic_bad_rule_is_refused_naming_file_and_key(change, message):
+    rule = {"name": "x", "family": "mpich", "before": "4.2", "min_nodes": 2,
+            "skip": ["osu_init"], "why": "w", "evidence": "e", **change}
+    with pytest.raises(RecordError, match=rf"^data/known_hangs\.yaml: {message}"):
+        known_hangs.validate(rule, "hangs[0]")

@@ -24,8 +24,6 @@ from omb_suite import families, forcing, yamldata
 from omb_suite.mpilib import version_in
 
 DEFAULT = 'default'
-#: Families whose record names an algorithm table.
-FAMILIES = tuple(f for f in families.names() if families.get(f)['algorithms'])
 
 
 class AlgorithmError(ValueError):
@@ -56,12 +54,21 @@ class AlgorithmChoice:
 
 
 @cache
+def with_tables() -> tuple[str, ...]:
+    """Families whose record loads and names an algorithm table (read when first asked, not
+    at import: a bad record fails its own family, not the import of every test file)."""
+    return tuple(f for f in families.usable() if families.get(f)['algorithms'])
+
+
+@cache
 def load_table(family: str) -> dict[str, Any]:
     """The parsed data file of one family (validated: see ``_validate``)."""
-    if family not in FAMILIES:
+    if families.known(family) and family not in families.usable():
+        families.get(family)  # its record's error, naming file and key
+    if family not in with_tables():
         why = ('its record in data/families/ names no algorithm table'
                if families.known(family) else f'unknown MPI family {family!r}')
-        raise AlgorithmError(f'{why}; families with tables: {", ".join(FAMILIES)}')
+        raise AlgorithmError(f'{why}; families with tables: {", ".join(with_tables())}')
     table = families.get(family)['algorithms']
     path = resources.files('omb_suite') / 'data' / 'algorithms' / f'{table}.yaml'
     data = yamldata.load(path.read_text())
@@ -74,6 +81,10 @@ def _validate(family: str, data: dict[str, Any]) -> None:
     where = f'data/algorithms/{family}.yaml'
     if data.get('family') != family or not isinstance(data.get('blocks'), list):
         raise AlgorithmError(f"{where}: needs 'family: {family}' and a 'blocks' list")
+    if families.get(family)['proof']['kind'] == 'coll_verbose' and not (
+            isinstance(data.get('provides'), dict) and isinstance(data.get('wrappers'), list)):
+        raise AlgorithmError(f'{where}: provides, wrappers: the proof of {family} '
+                             f'(coll_verbose) reads which component serves what from them')
     for block in data['blocks']:
         try:
             version_in('0', block['versions'])
@@ -304,10 +315,10 @@ def offered_by(collective: str, libraries: frozenset[Library] | None = None
     """Algorithm name -> families that name it, in table order: for ``libraries`` (a library
     of unknown version offers what any of its family's tables lists), else for every table."""
     if libraries is None:
-        libraries = frozenset((family, None) for family in FAMILIES)
+        libraries = frozenset((family, None) for family in with_tables())
     found: dict[str, list[str]] = {}
     for family, version in sorted(libraries, key=lambda lib: (lib[0], lib[1] or '')):
-        if family not in FAMILIES:
+        if family not in with_tables():
             continue  # no table: only 'default' runs there
         for each in [version] if version else _table_versions(family):
             try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import string
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -23,11 +24,20 @@ from importlib import resources
 from typing import Any
 
 from omb_suite import yamldata
+from omb_suite.records import Either, Fields, Flag, Items, Table, Text, check
 from omb_suite.topology import Topology
 
 PLACEHOLDERS = ('tasks', 'nodes', 'tasks_per_node', 'sockets', 'cores_per_socket',
                 'socket1_core', 'core_list', 'socket_cycle')
-_FIELDS = {'doc', 'launchers', 'command', 'options', 'oversubscribe', 'environment'}
+_OPTIONS = Items(of=Text(), empty=True)
+#: The keys of a dialect record (``doc`` and ``options`` required, the others may be left out).
+SCHEMA = Fields(fields={
+    'doc': Text(), 'launchers': Table(of=_OPTIONS, nullable=True),
+    'command': Items(of=Text(), nullable=True),
+    'options': Table(of=Either(choices=(_OPTIONS, Fields(fields={'skip': Text()}, extra=True)))),
+    'oversubscribe': Either(nullable=True, choices=(Text(), Fields(extra=True))),
+    'environment': Flag(nullable=True)})
+_REQUIRED = ('doc', 'options')
 
 
 class DialectError(ValueError):
@@ -146,10 +156,13 @@ def _skip(where: str, name: str, entry: dict[str, Any]) -> Skip:
 
 def read_record(name: str, entry: dict[str, Any]) -> Dialect:
     where = f'data/launchers/{name}.yaml'
-    unknown = set(entry) - _FIELDS
-    if unknown or 'options' not in entry or 'doc' not in entry:
+    if not isinstance(entry, dict):
+        raise DialectError(f'{where}: not a mapping of the keys {", ".join(SCHEMA.fields)}')
+    unknown = set(entry) - set(SCHEMA.fields)
+    if unknown or any(key not in entry for key in _REQUIRED):
         raise DialectError(f'{where}: fields {sorted(unknown)} unknown or doc/options '
-                           f'missing; fields: {sorted(_FIELDS)}')
+                           f'missing; fields: {sorted(SCHEMA.fields)}')
+    check(where, {k: entry.get(k) for k in SCHEMA.fields}, SCHEMA, error=DialectError)
     options = {k: _skip(where, k, v) if isinstance(v, dict) else tuple(map(str, v))
                for k, v in entry['options'].items()}
     launchers = {k: tuple(map(str, v)) for k, v in (entry.get('launchers') or {}).items()}
@@ -168,25 +181,51 @@ def read_record(name: str, entry: dict[str, Any]) -> Dialect:
 
 
 @cache
+def names() -> tuple[str, ...]:
+    """Every dialect with a record, by file name."""
+    return tuple(sorted(p.name[:-5] for p in _folder().iterdir() if p.name.endswith('.yaml')))
+
+
+def _folder() -> Any:
+    return resources.files('omb_suite').joinpath('data/launchers')
+
+
+@cache
+def _read(name: str) -> Dialect:
+    return read_record(name, yamldata.load(_folder().joinpath(f'{name}.yaml').read_text()))
+
+
+@cache
 def dialects() -> dict[str, Dialect]:
-    folder = resources.files('omb_suite').joinpath('data/launchers')
-    return {path.name[:-5]: read_record(path.name[:-5], yamldata.load(path.read_text()))
-            for path in sorted(folder.iterdir(), key=lambda p: p.name)
-            if path.name.endswith('.yaml')}
+    """Every dialect whose record loads; a bad record is reported (a warning naming its file
+    and key) and left out, so that only what uses that dialect fails (:func:`dialect`)."""
+    found = {}
+    for name in names():
+        try:
+            found[name] = _read(name)
+        except DialectError as err:
+            warnings.warn(f'{err}; the dialect {name} is left out until its record is fixed',
+                          stacklevel=2)
+    return found
 
 
 def dialect(name: str) -> Dialect:
-    try:
-        return dialects()[name]
-    except KeyError:
+    if name not in names():
         raise DialectError(f'unknown launcher dialect {name!r}; known: '
-                           f'{", ".join(dialects())} (data/launchers/)') from None
+                           f'{", ".join(names())} (data/launchers/)')
+    return _read(name)
 
 
 def of_launcher(launcher: str) -> Dialect | None:
     """The dialect a ReFrame launcher always speaks (``srun``, ``jsrun``...), or ``None``
-    where the MPI library decides (``mpirun``, ``mpiexec``)."""
-    return next((d for d in dialects().values() if launcher in d.launchers), None)
+    where the MPI library decides (``mpirun``, ``mpiexec``). Two records naming the same
+    launcher are refused, naming both."""
+    claims = [d for d in dialects().values() if launcher in d.launchers]
+    if len(claims) > 1:
+        raise DialectError(f'the ReFrame launcher {launcher!r} is named in the launchers of '
+                           + ' and '.join(f'data/launchers/{d.name}.yaml' for d in claims)
+                           + ': one record per launcher (leave it out of the other)')
+    return claims[0] if claims else None
 
 
 def launcher_names() -> list[str]:

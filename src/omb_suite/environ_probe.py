@@ -51,7 +51,7 @@ class EnvironFacts:
 def _version_tools() -> dict[tuple[str, ...], list[str]]:
     """Version tool argv -> the families that share it (MPICH's and MVAPICH's mpichversion)."""
     found: dict[tuple[str, ...], list[str]] = {}
-    for name in families.names():
+    for name in families.usable():
         tool = families.get(name)['recognise']['version_tool']
         if tool:
             found.setdefault(tuple(tool), []).append(name)

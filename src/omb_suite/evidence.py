@@ -56,12 +56,20 @@ def _enabled_on_world(text: str) -> dict[str, list[tuple[int, str]]]:
     return enabled
 
 
-def parse_openmpi_coll_evidence(text: str) -> dict[str, str]:
+def parse_openmpi_coll_evidence(text: str, family: str = "openmpi") -> dict[str, str]:
     """Collective -> Open MPI coll component that serves it on MPI_COMM_WORLD, from
     ``coll_base_verbose`` >= 9 output. Open MPI enables components by rising priority and each
     one installs the collectives it implements over the previous ones: the last enabled
-    component implementing a collective serves it. Raises EvidenceError if processes differ."""
-    table = load_table("openmpi")
+    component implementing a collective serves it; which component provides what is the
+    family's own table (``provides``, ``wrappers``). Raises EvidenceError if processes differ
+    or the family has no table."""
+    if families.get(family)["algorithms"] is None:
+        raise EvidenceError(
+            f"{family}: its proof ({families.get(family)['proof']['kind']}) reads which coll "
+            f"component served a collective from the family's own algorithm table (provides, "
+            f"wrappers), and data/families/{family}.yaml names none (algorithms: null): add "
+            f"one, or give the record proof kind 'none'")
+    table = load_table(family)
     provides, wrappers = table["provides"], set(table["wrappers"])
     collectives = sorted({c for names in provides.values() for c in names})
     per_proc = {}
@@ -95,7 +103,7 @@ def check_evidence(family: str, collective: str, name: str, output: str, *,
 
 def _openmpi_evidence(family: str, collective: str, name: str, output: str,
                       version: str | None) -> str:
-    served = parse_openmpi_coll_evidence(output).get(collective)
+    served = parse_openmpi_coll_evidence(output, family).get(collective)
     if served is None:
         raise EvidenceError(f"Open MPI printed no coll selection for MPI_COMM_WORLD "
                             f"({collective}): export the choice's evidence_env "

@@ -15,8 +15,17 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from omb_suite import yamldata
+from omb_suite import families, yamldata
 from omb_suite.mpilib import parse_version
+from omb_suite.records import Count, Fields, Flag, Items, RecordError, Text, check
+
+WHERE = 'data/known_hangs.yaml'
+#: One rule: the affected family before a version (and device, node count), the programs
+#: skipped, whether others may hang after their result, why and the evidence.
+RULE = Fields(fields={
+    'name': Text(), 'family': Text(), 'before': Text(), 'device': Text(),
+    'min_nodes': Count(), 'skip': Items(of=Text()), 'after_result': Flag(), 'why': Text(),
+    'evidence': Text()}, optional=('device', 'min_nodes', 'skip', 'after_result'))
 
 
 @dataclass(frozen=True)
@@ -32,8 +41,19 @@ class Run:
 
 @cache
 def _rules() -> list[dict[str, Any]]:
-    text = resources.files('omb_suite').joinpath('data/known_hangs.yaml').read_text()
-    return yamldata.load(text)['hangs']
+    text = resources.files('omb_suite').joinpath(WHERE).read_text()
+    rules = yamldata.load(text)['hangs']
+    for i, rule in enumerate(rules):
+        validate(rule, f'hangs[{i}]')
+    return rules
+
+
+def validate(rule: Any, key: str) -> None:
+    """Refuse a rule that does not fit :data:`RULE` or names no family record."""
+    check(WHERE, rule, RULE, key)
+    if rule['family'] not in families.names():
+        raise RecordError(f"{WHERE}: {key}.family: {rule['family']!r} is no record of "
+                          f'data/families/ (known: {", ".join(families.names())})')
 
 
 def affects(rule: dict[str, Any], run: Run) -> bool:
