@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from testdata import DATA
+from testdata import DATA, REPO
 
 from omb_suite import algorithms, tuning_files
 from omb_suite.tuning import DEFAULT, Rule, Step, TuningError, TuningProofError
 
+DOCS = REPO / 'docs'
 RUNS = DATA / 'tuning' / 'openmpi'
 VERSIONS = ('4.1.4', '5.0.11')
 BCAST = Rule('bcast', 2, 1, (Step(0, 'binomial'), Step(8192, 'scatter_allgather_ring')), 262144)
@@ -217,3 +218,13 @@ def test_a_run_without_the_tuning_environment_is_refused():
     with pytest.raises(TuningProofError, match='coll_tuned_use_dynamic_rules=false'):
         tuning_files.proofs('openmpi', '4.1.4', BCAST)[0].expect(output)
 
+
+
+@pytest.mark.parametrize('page', ['howto-tuning.md', 'tuning.md'])
+def test_the_pages_name_the_load_the_writer_gives_and_no_exclusion(page):
+    """What a site deploys is what the pages say: every variable of the written load, and no
+    ``OMPI_MCA_coll=^...`` (a stale page told sites the load excluded han, hcoll, ucc...)."""
+    text = (DOCS / page).read_text()
+    load = tuning_files.write('openmpi', '4.1.4', [BCAST]).environment('<file>')
+    assert all(variable in text for variable in load), (page, load)
+    assert 'OMPI_MCA_coll=^' not in text, page
