@@ -43,7 +43,7 @@ SETTINGS = str(REPO / 'reframe' / 'config' / 'settings.py')
 CHECKS = str(REPO / 'reframe' / 'checks')
 sys.path.insert(0, str(REPO / 'src'))
 
-from omb_suite import probe  # noqa: E402
+from omb_suite.machine import probe  # noqa: E402
 from omb_suite.setup import environs  # noqa: E402
 
 THREE = ['-n', 'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket%buffers=HH',
@@ -237,7 +237,7 @@ def section_three(repeat: int, env_name: str, reframe49: str | None) -> dict[str
 def fake_site(tmp: Path) -> dict[str, str]:
     """A site of 4 Slurm partitions x 4 environments over a fake OSU tree (for listing)."""
     osu = tmp / 'osu'
-    from omb_suite import catalogue
+    from omb_suite.osu import catalogue
     for info in catalogue.catalogue().values():
         exe = osu / 'libexec/osu-micro-benchmarks/mpi' / info.group / info.name
         exe.parent.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from omb_suite.parsing import SUPPORTED_TEXT, OsuParseError, split_outputs
+from omb_suite.osu.parsing import SUPPORTED_TEXT, OsuParseError, split_outputs
 
 DEFAULT = Path(__file__).resolve().parent.parent / "tests" / "data" / "osu-world"
 CONSTRUCTED = "constructed"

@@ -28,7 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'src'))
 
-from omb_suite import binaries, osu_versions
+from omb_suite.osu import binaries
+from omb_suite.osu import versions as osu_versions
 
 PT2PT = ['osu_latency', 'osu_bw', 'osu_bibw']
 COLLECTIVES = ['osu_allreduce', 'osu_bcast', 'osu_alltoall', 'osu_allgather', 'osu_reduce',

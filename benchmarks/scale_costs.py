@@ -10,14 +10,14 @@
         The scale audit: --dry-run of the verdict set (and with --explore the exploration,
         its collectives with the library's default algorithm: forced algorithms change the
         environment, not the command) on an example site, every job script checked by
-        omb_suite.scale_audit; prints jobs, node-minutes, the largest test, the time taken.
+        omb_suite.cost.scale_audit; prints jobs, node-minutes, the largest test, the time taken.
     python benchmarks/scale_costs.py verdict REPORT.json
         A ReFrame run report of the suite: each test's predicted_s against its measured run
         time (time_run).
     python benchmarks/scale_costs.py twice [--dir DIR] -- REFRAME-OPTIONS...
         As a site predicts: the same selection run for real twice by ReFrame into one results
         directory; the first run's perflogs fit the partition's model (per MPI library) and
-        its run report the wall corrections (omb_suite.costwall), the second run's predictions
+        its run report the wall corrections (omb_suite.cost.wall), the second run's predictions
         come from them; then ``verdict`` of each run's report (the first one predicted from
         the built-in defaults). E.g. the verdict set on ``local``:
         ``twice -- -p '^spack-'``; collectives at 2-32 ranks oversubscribed:
@@ -45,8 +45,10 @@ import sys
 import time
 from pathlib import Path
 
-from omb_suite import costfit, costmodel, osu_limits
-from omb_suite.parsing import parse_osu_output
+from omb_suite.cost import fit as costfit
+from omb_suite.cost import model as costmodel
+from omb_suite.osu import limits as osu_limits
+from omb_suite.osu.parsing import parse_osu_output
 
 REPO = Path(__file__).resolve().parents[1]
 VIEW = str(REPO / 'spack' / 'environments' / 'openmpi' / '.spack-env' / 'view')
@@ -204,7 +206,7 @@ def twice(directory: Path, options: list[str], max_scale: int | None,
 def leave_scale_out(first: Path, second: Path) -> None:
     """Run 2 predicted as if its rank count had never run: the wall correction from run 1's
     nearest *other* rank count of the same benchmark (what a new scale gets)."""
-    from omb_suite import costwall
+    from omb_suite.cost import wall as costwall
 
     earlier = [c for run in json.loads(first.read_text())['runs'] for c in run['testcases']]
     errors = []
@@ -258,7 +260,7 @@ def audit(system: str, explore: bool) -> None:
     sys.path.insert(0, str(REPO / 'tests'))
     from rfm_helpers import job_scripts, run_reframe, two_family_registry
 
-    from omb_suite import scale_audit
+    from omb_suite.cost import scale_audit
 
     tmp = Path(tempfile.mkdtemp(prefix='scale-audit-'))
     args = ['--system', system, '--dry-run']

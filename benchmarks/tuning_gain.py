@@ -43,7 +43,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omb_suite import tuning_stats
+from omb_suite.tuning import stats as tuning_stats
 
 REPO = Path(__file__).resolve().parents[1]
 #: The check's default slower_threshold (omb_suite.rfm.tuned).

@@ -1,4 +1,4 @@
-"""Node-minutes of a verdict of known power: counts from history (omb_suite.iterations) vs
+"""Node-minutes of a verdict of known power: counts from history (omb_suite.cost.iterations) vs
 OSU's defaults, at the gate's detection power measured by replaying real noise.
 
     python benchmarks/verdict_power.py [PERFLOG_DIR ...] [--smoke] [--step 0.05]
@@ -55,16 +55,14 @@ from omb_review import gate
 from omb_review.detect import Settings
 from omb_review.ingest import load
 from omb_review.series import worse_when
-from omb_suite import (
-    catalogue,
-    costfit,
-    costmodel,
-    iterations,
-    osu_counts,
-    osu_limits,
-    osu_versions,
-)
-from omb_suite.parsing import parse_osu_output
+from omb_suite.cost import fit as costfit
+from omb_suite.cost import iterations
+from omb_suite.cost import model as costmodel
+from omb_suite.osu import catalogue
+from omb_suite.osu import counts as osu_counts
+from omb_suite.osu import limits as osu_limits
+from omb_suite.osu import versions as osu_versions
+from omb_suite.osu.parsing import parse_osu_output
 
 REPO = Path(__file__).resolve().parents[1]
 TREND = REPO / 'tests' / 'review' / 'data' / 'trend'
@@ -278,7 +276,7 @@ def predicted(system: str, spreads: tuple[float, ...], shrink: dict | None) -> N
     sys.path.insert(0, str(REPO / 'tests'))
     from rfm_helpers import job_scripts, run_reframe, two_family_registry
 
-    from omb_suite import scale_audit
+    from omb_suite.cost import scale_audit
 
     tmp = Path(tempfile.mkdtemp(prefix='verdict-power-'))
     out = run_reframe(tmp, '--system', system, '--dry-run', registry=two_family_registry(tmp))

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from omb_suite import evidence
+from omb_suite.mpi import evidence
 
 #: Evidence that is no proof: the library showed nothing, the algorithm could be forced but
 #: the library offers no way to see it ran (Intel MPI), or no table covers the version.

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from omb_suite.osu_versions import banner_version
+from omb_suite.osu.versions import banner_version
 from omb_suite.setup.module_facts import OSU_INSTALL
 
 #: Family -> (its version tool, the Debian names of its programs by plain name).

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from omb_suite import catalogue, mpilib
+from omb_suite.mpi import mpilib
+from omb_suite.osu import catalogue
 
 REPO = Path(__file__).resolve().parents[1]
 REFRAME = str(Path(sys.executable).parent / 'reframe')

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from testdata import minicluster_env
 
-from omb_suite import known_hangs, mpilib
+from omb_suite.mpi import known_hangs, mpilib
 
 pytestmark = pytest.mark.cluster
 

@@ -30,9 +30,10 @@ from rfm_helpers import (
 )
 from testdata import DATA, real_output
 
-from omb_suite import algorithms as alg
-from omb_suite import catalogue, mpilib, parsing
-from omb_suite import evidence as ev
+from omb_suite.mpi import algorithms as alg
+from omb_suite.mpi import evidence as ev
+from omb_suite.mpi import mpilib
+from omb_suite.osu import catalogue, parsing
 
 run_reframe = rfm_helpers.run_reframe
 

@@ -8,7 +8,7 @@ import re
 
 from testdata import REPO
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 
 
 def verdict_table() -> dict[tuple[str, ...], set[str]]:
@@ -44,7 +44,7 @@ def map_paragraphs() -> list[str]:
 def mapped_modules() -> set[str]:
     """Modules the map names, as paths under src/. A paragraph that names a package
     (`src/omb_suite/setup/`) names its modules by file (`cli.py`); a file that is not in it
-    (and every file in a paragraph naming no package: `rfm/hangs.py`, `costwall.py`) is
+    (and every file in a paragraph naming no package: `rfm/hangs.py`, `cost/wall.py`) is
     under src/omb_suite/."""
     src = REPO / 'src'
     named = set()

@@ -17,7 +17,7 @@ from rfm_helpers import (
     launches as launcher_lines,
 )
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 
 PT2PT = ('osu_pt2pt.py',)
 

@@ -20,7 +20,7 @@ import pytest
 import rfm_helpers
 from rfm_helpers import CHECKS, REFRAME, REPO, SETTINGS, perflog, write_registry
 
-from omb_suite import mpilib
+from omb_suite.mpi import mpilib
 
 #: Only the check files these tests need (loading all of them takes much longer).
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))

@@ -65,7 +65,7 @@ def test_a_hang_after_the_whole_result_is_kept_only_where_the_defect_is_known(
     the whole table passes with the defect named; with the table cut it fails; MPICH 4.2 (the
     fix) with the whole table fails saying the time went after the benchmark, not to the
     network. (Without a partition model the bound is ReFrame's limit less its grace: the
-    generated launch line is checked in tests/test_known_hangs.py.)"""
+    generated launch line is checked in tests/mpi/test_known_hangs.py.)"""
     mpich_bin = str(mpich_prefix(work))
     runs = (('whole', '4.0.2', WHOLE), ('cut', '4.0.2', CUT), ('fixed', '4.2.0', WHOLE))
     registry = write_registry(work / 'environments.json', [

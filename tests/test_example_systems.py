@@ -2,7 +2,7 @@
 EX with srun and PALS) list and dry-run, their launch lines per placement and mapping are the
 dialect's (skipped with the reason where it cannot express them), and their reference files
 are valid ReFrame external references. Flux, jsrun and PALS never ran here: their lines are
-checked against their documentation in tests/test_dialects.py."""
+checked against their documentation in tests/mpi/test_dialects.py."""
 
 from __future__ import annotations
 

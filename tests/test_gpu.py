@@ -2,7 +2,7 @@
 the rank wrapper with --gpu), and the skip with evidence for an MPI that is not GPU-aware.
 
 No GPU here: these are dry runs on the example GPU system; the wrapper's GPU binding runs
-under the real launchers in tests/test_probe.py.
+under the real launchers in tests/machine/test_probe.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rfm_helpers import (
     write_registry,
 )
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm.procurement import one_to_all
 
 PT2PT = ('osu_pt2pt.py',)

@@ -1,4 +1,4 @@
-"""-x/-i from the partition's own history (omb_suite.iterations, rfm/iterations.py): the
+"""-x/-i from the partition's own history (omb_suite.cost.iterations, rfm/iterations.py): the
 choice on real perflogs, the gate's settings it rests on, and the counts in the generated
 command, with the reason printed; --mode upgrade and no history keep OSU's defaults. Where
 the environment's OSU has iteration buckets (7.5.1 and later), a count per size range in the
@@ -22,8 +22,11 @@ from rfm_helpers import (
 from testdata import REPO
 
 from omb_review.detect import Settings, noise
-from omb_suite import costfit, iterations, osu_counts, osu_limits
-from omb_suite.parsing import parse_osu_output
+from omb_suite.cost import fit as costfit
+from omb_suite.cost import iterations
+from omb_suite.osu import counts as osu_counts
+from omb_suite.osu import limits as osu_limits
+from omb_suite.osu.parsing import parse_osu_output
 from omb_suite.rfm.iterations import count_ran
 
 TREND = REPO / 'tests' / 'review' / 'data' / 'trend' / 'local' / 'default' / 'OsuPt2Pt.log'

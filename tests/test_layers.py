@@ -12,7 +12,7 @@ from testdata import REPO
 SRC = REPO / 'src' / 'omb_suite'
 #: The one module outside the layer that imports ReFrame: its launcher registry, no more
 #: (settings.py imports it, and so does every reader of the site configuration).
-LIGHT = {SRC / 'launchers.py': ('reframe.core.backends', 'reframe.core.exceptions',
+LIGHT = {SRC / 'launch/launchers.py': ('reframe.core.backends', 'reframe.core.exceptions',
                                 'reframe.core.launchers')}
 PURE = sorted(p for p in SRC.rglob('*.py') if 'rfm' not in p.parts and p not in LIGHT)
 LAYER = sorted((SRC / 'rfm').glob('*.py'))

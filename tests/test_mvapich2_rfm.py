@@ -20,7 +20,7 @@ from rfm_helpers import (
 from setup_helpers import script
 from testdata import DATA
 
-from omb_suite import mpit, mvapich2
+from omb_suite.mpi import mpit, mvapich2
 from omb_suite.rfm import mv2
 
 COLLECTIVES = ('explore/osu_collectives.py',)

@@ -9,7 +9,7 @@ import rfm_helpers
 from rfm_helpers import local_registry, needs_osu, osu_root, perflog
 from testdata import DATA, real_output
 
-from omb_suite import parsing
+from omb_suite.osu import parsing
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('explore/osu_onesided.py',))
 

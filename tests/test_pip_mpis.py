@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from testdata import REPO, pip_mpi
 
-from omb_suite import families
+from omb_suite.mpi import families
 from omb_suite.setup import pip_mpis, spack_build, spack_envs
 from omb_suite.setup.progress import Progress
 from omb_suite.setup.spack_bootstrap import Spack

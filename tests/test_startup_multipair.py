@@ -20,7 +20,7 @@ from rfm_helpers import (
 )
 from testdata import DATA, real_output
 
-from omb_suite import parsing
+from omb_suite.osu import parsing
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=(
     'osu_startup.py', 'osu_multipair.py', 'explore/osu_startup.py', 'explore/osu_multipair.py'))

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from rfm_helpers import job_scripts, run_reframe, two_family_registry
 
-from omb_suite import tuning, tuning_files
-from omb_suite.tuning import Rule, Step
+from omb_suite.tuning import files as tuning_files
+from omb_suite.tuning import rules as tuning
+from omb_suite.tuning.rules import Rule, Step
 
 RULE = Rule('bcast', 2, 1, (Step(0, 'default'), Step(1024, 'binomial')), 65536)
 
@@ -170,7 +171,7 @@ def test_mpichs_load_touches_its_nonblocking_collectives_and_they_are_measured(t
     ('osu_ibcast', 'ompi_osu_ibcast_f.txt'), ('osu_ibarrier', 'mpich_osu_ibarrier.txt'),
     ('osu_bcast', 'ompi_osu_bcast_default.txt')])
 def test_each_kind_is_compared_by_a_column_its_real_output_has(program, output):
-    from omb_suite import catalogue, parsing
+    from omb_suite.osu import catalogue, parsing
     from omb_suite.rfm.tuned import COMPARED
 
     data = Path(__file__).parent / 'data' / 'osu' / output

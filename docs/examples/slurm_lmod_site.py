@@ -7,7 +7,7 @@ Copy it, then change the names, the processor, the node count and the module nam
 cluster's. tests/test_site_example.py dry-runs this very file.
 """
 
-from omb_suite import launchers
+from omb_suite.launch import launchers
 
 # Adds the launchers ReFrame lacks (`flux`, `jsrun`, `pals`) to ReFrame's registry; needed
 # before any partition names one of them (here: `flux`).

@@ -7,7 +7,7 @@ placement's cores hold (``osu_mbw_mr``, window 64), for every placement the part
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import OsuMbwMrBase, site_offers
 
 

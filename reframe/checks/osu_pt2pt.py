@@ -8,7 +8,7 @@ placement the partition offers and every buffer location (device buffers on GPU 
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import DeviceBuffers, OsuPt2PtBase, site_offers
 
 

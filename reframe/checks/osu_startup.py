@@ -7,7 +7,7 @@ partition.
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import OsuStartupBase, site_offers
 from omb_suite.rfm.startup import StartupVerdict
 

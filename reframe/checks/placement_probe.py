@@ -7,7 +7,7 @@ installed yet (it needs only MPI). Every OSU check proves its own placement in i
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import placements
+from omb_suite.launch import placements
 from omb_suite.rfm import PlacementProbeBase
 
 

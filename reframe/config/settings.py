@@ -16,7 +16,7 @@ Use:  reframe -C reframe/config/settings.py -c reframe/checks -r
   performance variable, time-zone-aware timestamps); run reports and the results
   database go next to them. ``OMB_RESULTS_DIR`` moves all of it.
 - Launchers ReFrame lacks (``jsrun``, ``flux``, ``pals``) are registered from their dialect
-  records by ``omb_suite.launchers``, which imports no ReFrame layer of the suite: loading
+  records by ``omb_suite.launch.launchers``, which imports no ReFrame layer of the suite: loading
   this file (as ``omb-review`` does) stays light.
 """
 
@@ -24,7 +24,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from omb_suite import launchers
+from omb_suite.launch import launchers
 from omb_suite.setup import environs
 
 launchers.register()

@@ -1,7 +1,7 @@
 """Whole OSU curves (every size OSU measured) read back from the curve logs and joined to runs.
 
 The checks append each run's whole OSU table to ``<TestClass>.curves.jsonl`` beside the
-perflog (format: ``omb_suite.curvelog``).  ``load_curves`` reads every such file below a
+perflog (format: ``omb_suite.osu.curvelog``).  ``load_curves`` reads every such file below a
 perflog directory and joins each curve to its run's perflog records (system, partition,
 environment, test name, job id and completion time), so every row carries the run's identity
 (placement, mapping, algorithm, nodes, tasks, MPI, session tag ...) and is shaped like the
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_suite.curvelog import FORMAT, RUN_FIELDS, SUFFIX
+from omb_suite.osu.curvelog import FORMAT, RUN_FIELDS, SUFFIX
 
 from .problem import Problem
 from .series import with_size

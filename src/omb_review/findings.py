@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from omb_suite import families
+from omb_suite.mpi import families
 
 from .changes import Change, what_changed
 from .gate import SeriesResult

@@ -1,7 +1,7 @@
 """``omb-review import-osu``: a directory of raw OSU output files -> perflog records.
 
 Years of hand runs and older suites' outputs become history: each file is cut into benchmark
-outputs (``omb_suite.parsing.split_outputs``), each output parsed on its own, and every
+outputs (``omb_suite.osu.parsing.split_outputs``), each output parsed on its own, and every
 parsed table written as records of the perflog format this suite uses (one per variable:
 ``<metric>_<size>`` and the curve figures, as the checks report them) to
 ``OUT/<system>/<partition>/imported-<Check>.log``. A mapping file says which runs the files
@@ -23,15 +23,15 @@ from pathlib import Path
 
 import yaml
 
-from omb_suite import catalogue
-from omb_suite.parsing import (
+from omb_suite.osu import catalogue
+from omb_suite.osu.parsing import (
     OsuOutput,
     OsuParseError,
     OsuTable,
     launcher_summary,
     split_outputs,
 )
-from omb_suite.parsing.layout import ACCEL_RE
+from omb_suite.osu.parsing.layout import ACCEL_RE
 
 #: Columns a mapping rule may set (named groups of its path pattern set them too).
 SETTABLE = (

@@ -7,7 +7,7 @@ third of ``omb-review report``'s time.  This computes the same p-value for 1-D s
 NaNs (the gate passes only measured values): ``method='auto'`` (exact distribution when a
 sample has at most 8 values and there are no ties, else the normal approximation with tie and
 continuity correction; the exact distribution is counted once, in
-:func:`omb_suite.tuning_stats.orderings`).  ``tests/review/test_same_as_scipy.py`` checks it
+:func:`omb_suite.tuning.stats.orderings`).  ``tests/review/test_same_as_scipy.py`` checks it
 against SciPy.
 """
 
@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from omb_suite import tuning_stats
+from omb_suite.tuning import stats as tuning_stats
 
 EXACT_MAX = 8  # SciPy's choice: exact when a sample has at most 8 values and nothing ties
 

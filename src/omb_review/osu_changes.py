@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from omb_suite import osu_versions
+from omb_suite.osu import versions as osu_versions
 
 from .detect import Verdict
 from .gate import SeriesResult

@@ -7,7 +7,7 @@ measured message size, each proven algorithm is compared with the default by the
 statistics (:func:`omb_review.detect.compare`: one-sided Mann-Whitney at ``alpha`` where the
 runs allow it, else every run faster than every default run and a robust z, and a gain of at
 least ``threshold``) AND the whole 95 % interval of its ratio to the default (the
-Hodges-Lehmann interval of that Mann-Whitney test, :mod:`omb_suite.tuning_stats`) lies below
+Hodges-Lehmann interval of that Mann-Whitney test, :mod:`omb_suite.tuning.stats`) lies below
 ``1 - threshold``. A cell's winner is the fastest algorithm that beats the default there;
 else ``default`` (the previous size's winner where it beats the default too and the fastest
 does not beat it beyond the noise: ties do not alternate). Size boundaries are the measured
@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from omb_suite import evidence, tuning_stats
-from omb_suite.tuning import DEFAULT, Rule, Step
+from omb_suite.mpi import evidence
+from omb_suite.tuning import stats as tuning_stats
+from omb_suite.tuning.rules import DEFAULT, Rule, Step
 
 from . import detect
 

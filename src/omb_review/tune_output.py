@@ -1,5 +1,5 @@
 """``omb-review tune``'s output: per environment, the library's own tuning file (written by
-:mod:`omb_suite.tuning_files` from the recommendation of :mod:`omb_review.tune`), its table
+:mod:`omb_suite.tuning.files` from the recommendation of :mod:`omb_review.tune`), its table
 (``recommendation.md``) and everything a site needs to deploy and roll it back
 (``recommendation.json``). Nothing to recommend is said with the reason, and writes no file.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_suite import tuning_files
-from omb_suite.tuning import TuningError
+from omb_suite.tuning import files as tuning_files
+from omb_suite.tuning.rules import TuningError
 
 from . import curves, detect, tune
 from .ingest import Dataset

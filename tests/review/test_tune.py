@@ -12,8 +12,8 @@ import pytest
 
 from omb_review import detect, tune
 from omb_review.cli import main
-from omb_suite import tuning
-from omb_suite.tuning import DEFAULT
+from omb_suite.tuning import rules as tuning
+from omb_suite.tuning.rules import DEFAULT
 
 REPO = Path(__file__).resolve().parents[2]
 START = datetime(2026, 11, 25, tzinfo=timezone.utc)

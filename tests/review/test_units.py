@@ -9,8 +9,8 @@ from conftest import DATA
 
 from omb_review.cli import main
 from omb_review.series import worse_when
-from omb_suite import catalogue
-from omb_suite.parsing import layout
+from omb_suite.osu import catalogue
+from omb_suite.osu.parsing import layout
 
 #: Units of OSU's columns that are no measurement (message size, iteration count).
 NOT_MEASURED = {"bytes", ""}

@@ -12,7 +12,8 @@ can hold. What the verdict set measures is skipped here. See docs/collectives.md
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import algorithms, catalogue
+from omb_suite.mpi import algorithms
+from omb_suite.osu import catalogue
 from omb_suite.rfm import OsuCollectiveBase, site_offers
 from omb_suite.rfm.collective import CollectiveSweep
 

@@ -11,7 +11,7 @@
 import reframe as rfm
 from reframe.core.builtins import parameter, variable
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import (
     OsuCongestionBase,
     OsuLatencyMpBase,

@@ -7,7 +7,7 @@ compare-and-swap, for every window creation and synchronization each benchmark a
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import OsuOneSidedBase, site_offers
 
 

@@ -7,7 +7,7 @@ the MPI-4 persistent variants), for every placement and buffer location.
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import DeviceBuffers, OsuPt2PtBase, site_offers
 
 

@@ -8,7 +8,7 @@
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite import catalogue
+from omb_suite.osu import catalogue
 from omb_suite.rfm import OsuStartupBase
 from omb_suite.rfm.startup import StartupSweep
 

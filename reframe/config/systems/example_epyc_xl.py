@@ -1,13 +1,13 @@
 """Example EPYC site at full scale: 1024 nodes x 2 x 64 cores (131072 ranks), 512 GiB per node,
-HDR InfiniBand, as a large AMD EPYC machine looks. For the scale audit (tests/test_scale_audit.py)
+HDR InfiniBand, as a large AMD EPYC machine looks. For the scale audit (tests/cost/test_scale_audit.py)
 and as the model of what a site declares beyond its topology (docs/systems.md):
 
 - ``memory_per_node_gib``: memory of one node; OSU's ``-M`` is raised (or lowered) so that the
   benchmark buffers of all ranks of a node fit half of it, and sizes OSU then cannot run are
-  reported as not measured (``omb_suite.osu_limits``);
+  reported as not measured (``omb_suite.osu.limits``);
 - ``perf_model``: latency and bandwidth per link and one launch's start-up, for the predicted
   wall time, node-minutes and time limits of a first run, before the suite has perflogs of its
-  own (``omb_suite.costmodel``).
+  own (``omb_suite.cost.model``).
 
 Select with ``--system example-epyc-xl`` for a dry run.
 """

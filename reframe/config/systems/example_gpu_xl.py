@@ -1,5 +1,5 @@
 """Example GPU site at full scale: 1024 nodes x 4 GPUs, 2 x 32 cores, 512 GiB per node,
-Slingshot-class network. For the scale audit (tests/test_scale_audit.py); what
+Slingshot-class network. For the scale audit (tests/cost/test_scale_audit.py); what
 ``memory_per_node_gib`` and ``perf_model`` mean: example_epyc_xl.py and docs/systems.md.
 
 Select with ``--system example-gpu-xl`` for a dry run.

@@ -8,7 +8,7 @@ is loaded, with ReFrame's own detection; nothing is typed in. So are NVIDIA GPUs
 
 from reframe.utility.cpuinfo import cpuinfo
 
-from omb_suite import host_gpus
+from omb_suite.machine import host_gpus
 from omb_suite.setup.environs import detected_modules_system
 
 _GPUS = host_gpus.detect()

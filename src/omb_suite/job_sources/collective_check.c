@@ -1,6 +1,6 @@
 /* collective_check MAX_BYTES NAME... : do the MPI library's collectives compute the right data?
  *
- * Part of the OMB regression suite (omb_suite.correctness). Two builds of this file:
+ * Part of the OMB regression suite (omb_suite.osu.correctness). Two builds of this file:
  *  - the program (as above);
  *  - with -DOMB_PRELOAD -shared -fPIC, a library loaded into the measured OSU program
  *    (LD_PRELOAD, by the rank wrapper): its MPI_Init / MPI_Init_thread call the next ones

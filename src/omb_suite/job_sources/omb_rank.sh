@@ -1,7 +1,7 @@
 #!/bin/sh
 # omb_rank.sh [--preload LIB] [--gpu KIND DEVICES] [--rank0-env VAR=VALUE]... PROGRAM [ARGS...]
 #
-# Per-rank wrapper of the OMB regression suite (omb_suite.probe). The launcher starts this
+# Per-rank wrapper of the OMB regression suite (omb_suite.machine.probe). The launcher starts this
 # script as each rank; it reports where the rank runs and then execs the benchmark, so the
 # placement checked is the one the benchmark runs with (the launcher's binding is inherited
 # through exec) and one launch both measures and proves the placement.

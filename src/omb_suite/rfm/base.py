@@ -24,16 +24,18 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import binaries, catalogue, curvelog, osu_versions, parsing, probe
-from omb_suite.failures import with_cause
-from omb_suite.placements import Placing
+from omb_suite.launch.failures import with_cause
+from omb_suite.launch.placements import Placing
+from omb_suite.machine import probe
+from omb_suite.machine.topology import Topology, of_partition
+from omb_suite.osu import binaries, catalogue, curvelog, parsing
+from omb_suite.osu import versions as osu_versions
 from omb_suite.rfm import environ_facts, mv2, references
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.hangs import KnownHangs
 from omb_suite.rfm.iterations import FromHistory
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
-from omb_suite.topology import Topology, of_partition
 
 
 class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
@@ -258,7 +260,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         return None if plan is None else plan.sizes
 
     def parse_kwargs(self) -> dict:
-        """Extra arguments for :func:`omb_suite.parsing.parse_osu_output`."""
+        """Extra arguments for :func:`omb_suite.osu.parsing.parse_osu_output`."""
         return {}
 
     def verify_placement(self, stderr: str) -> None:
@@ -325,7 +327,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     @run_after('sanity')
     def keep_whole_curve(self):
         """Append the whole OSU table beside the perflog (``<TestClass>.curves.jsonl``, see
-        :mod:`omb_suite.curvelog`): the perflog keeps only the reported sizes.  After sanity,
+        :mod:`omb_suite.osu.curvelog`): the perflog keeps only the reported sizes.  After sanity,
         not performance: a run that misses its references is the one whose curve matters."""
         directory = perflog_dir(self)
         if directory is None or getattr(self, 'osu_table', None) is None:

@@ -1,7 +1,7 @@
 """OSU collectives on N ranks with a forced algorithm, the algorithm proven, the results checked.
 
 The child defines, as parameters: ``case`` ((benchmark, algorithm) pairs from
-:func:`omb_suite.algorithms.cases`), ``scale`` (a rank count) and ``mapping`` (a name of
+:func:`omb_suite.mpi.algorithms.cases`), ``scale`` (a rank count) and ``mapping`` (a name of
 ``data/placements.yaml`` ``mappings``). Everything else happens here:
 
 - setup: the job shape (or a skip saying why the partition cannot hold it), the environment
@@ -28,9 +28,12 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import algorithms as alg
-from omb_suite import catalogue, evidence, families, mpilib, parsing, placements, probe, topology
-from omb_suite.osu_counts import Counts, options
+from omb_suite.launch import placements
+from omb_suite.machine import probe, topology
+from omb_suite.mpi import algorithms as alg
+from omb_suite.mpi import evidence, families, mpilib
+from omb_suite.osu import catalogue, parsing
+from omb_suite.osu.counts import Counts, options
 from omb_suite.rfm import environ_facts, mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.correctness import CheckedInLaunch

@@ -29,8 +29,10 @@ import reframe as rfm
 from reframe.core.builtins import run_before, variable
 from reframe.core.exceptions import ReframeError, SanityError
 
-from omb_suite import build_cache, correctness, probe
-from omb_suite.failures import with_cause
+from omb_suite import build_cache
+from omb_suite.launch.failures import with_cause
+from omb_suite.machine import probe
+from omb_suite.osu import correctness
 from omb_suite.setup.environs import repo_root
 
 #: How the library is compiled (the environment's MPI C compiler with these flags).

@@ -1,17 +1,17 @@
 """OSU's limits and the cost model applied to a ReFrame test (:class:`ScaleAware`).
 
-Before the run a test plans its sweep (:func:`omb_suite.osu_limits.plan_sweep` at its rank
+Before the run a test plans its sweep (:func:`omb_suite.osu.limits.plan_sweep` at its rank
 count: ``-M`` raised or lowered to what the partition's ``memory_per_node_gib`` allows, the
-sizes OSU will really run), predicts its wall time (:mod:`omb_suite.costmodel` with the
+sizes OSU will really run), predicts its wall time (:mod:`omb_suite.cost.model` with the
 partition's model: declared ``perf_model`` extras, corrected by the partition's own perflogs
 of the test's environment; then times what earlier runs of the benchmark at that scale took
-against the model, from the partition's run reports: :mod:`omb_suite.costwall`) and, when
+against the model, from the partition's run reports: :mod:`omb_suite.cost.wall`) and, when
 that model is the partition's own (declared or fitted,
 not the built-in defaults), takes its time limit from it: the launch runs under ``timeout``,
 so a test stopped at its limit fails saying predicted vs elapsed; ReFrame's own limit is the
 backstop, ``grace_s`` later. ``--dry-run`` (and a run) ends with the predicted wall time and
 node-minutes per partition. The job script carries the plan as a comment for the scale audit
-(:mod:`omb_suite.scale_audit`).
+(:mod:`omb_suite.cost.scale_audit`).
 
 Attributes the test must offer by the end of ``setup``: ``benchmark``, the job shape
 (``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``, ``topology``,
@@ -34,7 +34,12 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.runtime import runtime
 from reframe.utility import osext
 
-from omb_suite import costfit, costmodel, costwall, osu_limits, osu_versions, scale_audit
+from omb_suite.cost import fit as costfit
+from omb_suite.cost import model as costmodel
+from omb_suite.cost import scale_audit
+from omb_suite.cost import wall as costwall
+from omb_suite.osu import limits as osu_limits
+from omb_suite.osu import versions as osu_versions
 from omb_suite.setup.environs import repo_root
 
 #: What the job prints after the launch: its exit status and seconds taken.
@@ -128,7 +133,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
     #: (0: none, the model being the built-in defaults).
     predicted_s = variable(float, value=0.0)
     #: The declared (or default) model's prediction (s), unfitted: what later runs compare
-    #: this run's ``time_run`` with (:mod:`omb_suite.costwall`).
+    #: this run's ``time_run`` with (:mod:`omb_suite.cost.wall`).
     model_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
 
@@ -322,7 +327,7 @@ def _summary() -> None:
     listing records its cases' predictions too: :mod:`omb_suite.rfm.listing`)."""
     if not PREDICTED:
         return
-    out = ['', 'Predicted cost (omb_suite.costmodel; docs/systems.md "What --dry-run predicts"):']
+    out = ['', 'Predicted cost (omb_suite.cost.model; docs/systems.md "What --dry-run predicts"):']
     for part, tests in sorted(PREDICTED.items()):
         wall = sum(s for _, s, _ in tests)
         node_min = sum(s * n for _, s, n in tests) / 60

@@ -4,7 +4,7 @@ says ``features: [mpi]``; the suite finds the rest in the environment as its job
 Environments that ``omb-setup`` registered carry the feature ``omb_setup`` and their facts in
 ``extras`` (``mpi_family``, ``mpi_version``, ``osu_root``, ``env_path``): those are taken as
 they are. Any other environment with feature ``mpi`` is probed once
-(:mod:`omb_suite.environ_probe`: its prepare commands, ``module load`` lines and variables in
+(:mod:`omb_suite.mpi.environ_probe`: its prepare commands, ``module load`` lines and variables in
 one shell, as the job script has them), and a fact its ``extras`` states still overrides the
 probe's. What cannot be found is said, per environment, never guessed.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 
-from omb_suite import environ_probe
-from omb_suite.environ_probe import EnvironFacts
+from omb_suite.mpi import environ_probe
+from omb_suite.mpi.environ_probe import EnvironFacts
 from omb_suite.setup.environs import REGISTERED_FEATURE as REGISTERED
 
 #: ``valid_prog_environs`` alternatives of OSU checks: registered ones that have OSU, and any

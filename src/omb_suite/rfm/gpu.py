@@ -4,7 +4,7 @@
   ``gpu`` feature and environments with ``+cuda`` or ``+rocm``, and pass
   ``-d cuda|rocm <send> <recv>`` to OSU.
 - Before a device-buffer run the MPI library is asked whether it is GPU-aware
-  (:func:`omb_suite.mpilib.gpu_support`): one that is not would segfault on the first device
+  (:func:`omb_suite.mpi.mpilib.gpu_support`): one that is not would segfault on the first device
   pointer, so the test is skipped with the evidence instead.
 - Binding: the per-rank wrapper gives every rank the node's device list in
   ``CUDA_VISIBLE_DEVICES`` (``ROCR_VISIBLE_DEVICES``) and reports the device OSU will pick
@@ -20,8 +20,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import mpilib, probe
-from omb_suite.failures import with_cause
+from omb_suite.launch.failures import with_cause
+from omb_suite.machine import probe
+from omb_suite.mpi import mpilib
 from omb_suite.rfm import environ_facts
 
 
@@ -88,7 +89,7 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
     @run_before('run')
     def need_one_gpu_per_rank(self):
         """Skip where the ranks of a node outnumber the GPUs they are given: OSU would put
-        two of them on one GPU, which the binding check (:func:`omb_suite.probe.verify_gpus`)
+        two of them on one GPU, which the binding check (:func:`omb_suite.machine.probe.verify_gpus`)
         fails after the run. Before the run, when the job shape is known."""
         if not self.on_device:
             return

@@ -1,4 +1,4 @@
-"""Library defects that keep a run from exiting (:mod:`omb_suite.known_hangs`) applied to a
+"""Library defects that keep a run from exiting (:mod:`omb_suite.mpi.known_hangs`) applied to a
 ReFrame test (:class:`KnownHangs`): which library this run uses, whether it may hang after
 its whole result, what a run stopped at its limit then means, and which runs are skipped.
 
@@ -12,7 +12,7 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import known_hangs, mpilib
+from omb_suite.mpi import known_hangs, mpilib
 
 
 class KnownHangs(rfm.RegressionTestPlugin):
@@ -32,14 +32,14 @@ class KnownHangs(rfm.RegressionTestPlugin):
         self.skip_if(reason is not None, reason or '')
 
     def library_run(self) -> known_hangs.Run:
-        """This run as :mod:`omb_suite.known_hangs` matches it: program, library, nodes."""
+        """This run as :mod:`omb_suite.mpi.known_hangs` matches it: program, library, nodes."""
         return known_hangs.Run(self.benchmark, self.mpi_family, self.mpi_version,
                                mpilib.library_device(self.mpi_family, self.search_path()),
                                self.num_nodes)
 
     def hang_after_result(self) -> str | None:
         """The library defect that can keep this run from exiting after its whole result
-        (:func:`omb_suite.known_hangs.hang_after_result`), or None."""
+        (:func:`omb_suite.mpi.known_hangs.hang_after_result`), or None."""
         return known_hangs.hang_after_result(self.library_run())
 
     def accept_hang_after_result(self, stopped: str, whole_result: bool) -> None:

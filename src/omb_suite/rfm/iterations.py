@@ -1,4 +1,4 @@
-"""Warm-up and iterations from the partition's own history (:mod:`omb_suite.iterations`)
+"""Warm-up and iterations from the partition's own history (:mod:`omb_suite.cost.iterations`)
 applied to a ReFrame test (:class:`FromHistory`, a base of ``OsuRunBase``).
 
 When neither ``warmup`` nor ``iterations`` is set (``-S``, a mode), the test's earlier
@@ -6,7 +6,7 @@ passing runs in its partition's perflog (same test name, so same benchmark, plac
 algorithm and scale, and same environment) choose ``-x``/``-i``; the choice and its reason
 are printed, kept in ``iterations_reason`` (run report) and the counts in the perflog
 columns ``warmup``/``iterations``, and where the environment's OSU has iteration buckets
-(:func:`omb_suite.osu_counts.options`) a count per size range, the sizes above 8 KiB in
+(:func:`omb_suite.osu.counts.options`) a count per size range, the sizes above 8 KiB in
 ``warmup_large``/``iterations_large``, in the one launch. ``-S iterations_from_history=0``
 keeps OSU's defaults.
 
@@ -23,15 +23,13 @@ import reframe as rfm
 import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import (
-    catalogue,
-    costfit,
-    costmodel,
-    iterations,
-    osu_counts,
-    osu_limits,
-    osu_versions,
-)
+from omb_suite.cost import fit as costfit
+from omb_suite.cost import iterations
+from omb_suite.cost import model as costmodel
+from omb_suite.osu import catalogue
+from omb_suite.osu import counts as osu_counts
+from omb_suite.osu import limits as osu_limits
+from omb_suite.osu import versions as osu_versions
 from omb_suite.rfm.cost import partition_model
 
 _ROWS: dict[Path, dict[tuple[str, str], list[dict[str, str]]]] = {}
@@ -101,7 +99,7 @@ class FromHistory(rfm.RegressionTestPlugin):
         return osu_versions.supports(self.osu_version, 'iteration_buckets')
 
     def count_options(self) -> list[str]:
-        """``-x``/``-i`` as this OSU reads them (:func:`omb_suite.osu_counts.options`)."""
+        """``-x``/``-i`` as this OSU reads them (:func:`omb_suite.osu.counts.options`)."""
         return osu_counts.options(self.benchmark, self.counts(), self.osu_buckets())
 
     def size_history(self) -> list[iterations.SizeHistory]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import osu_versions, placements, probe
+from omb_suite.launch import placements
+from omb_suite.machine import probe
+from omb_suite.osu import versions as osu_versions
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.pt2pt import OsuPt2PtBase

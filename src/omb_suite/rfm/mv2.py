@@ -5,7 +5,7 @@ Binding: ``ch3:mrail`` and ``ch3:psm`` bind every rank at ``MPI_Init``, over the
 binding, so what the rank wrapper saw before ``exec`` is not where OSU runs. There the run
 gets MVAPICH2's own binding variables of its placement or mapping (the record
 ``data/launchers/mv2.yaml``) and ``MV2_SHOW_CPU_BINDING=2``, and the placement is verified on
-MVAPICH2's table (:func:`omb_suite.mvapich2.bound_places`). Where MVAPICH2 must not bind (more
+MVAPICH2's table (:func:`omb_suite.mpi.mvapich2.bound_places`). Where MVAPICH2 must not bind (more
 ranks than cores on a node, ``MPI_THREAD_MULTIPLE``), ``MV2_ENABLE_AFFINITY=0`` leaves the
 launcher's binding, verified on the wrapper's lines as for every other library.
 
@@ -22,8 +22,10 @@ import shutil
 
 import reframe as rfm
 
-from omb_suite import algorithms, catalogue, mpit, mvapich2, probe
-from omb_suite.placements import Placing
+from omb_suite.launch.placements import Placing
+from omb_suite.machine import probe
+from omb_suite.mpi import algorithms, mpit, mvapich2
+from omb_suite.osu import catalogue
 from omb_suite.rfm import site_offers
 
 FAMILY = 'mvapich2'

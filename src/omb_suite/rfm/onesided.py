@@ -2,7 +2,7 @@
 synchronization (``-s``) mode, between two placed ranks.
 
 The child's ``case`` parameter is a (benchmark, window, sync) triple from
-:func:`omb_suite.catalogue.one_sided_cases` (only the combinations OSU accepts). The window
+:func:`omb_suite.osu.catalogue.one_sided_cases` (only the combinations OSU accepts). The window
 and sync are logged in their own perflog columns (``rma_window``, ``rma_sync``): each pair is
 its own series for ``omb-review``.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from reframe.core.builtins import run_after, variable
 
-from omb_suite import catalogue, osu_versions
+from omb_suite.osu import catalogue
+from omb_suite.osu import versions as osu_versions
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 
 

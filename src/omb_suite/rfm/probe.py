@@ -15,8 +15,8 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import fixture, run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import probe
-from omb_suite.failures import with_cause
+from omb_suite.launch.failures import with_cause
+from omb_suite.machine import probe
 from omb_suite.rfm import environ_facts
 from omb_suite.rfm.perflog import environ_modules
 from omb_suite.rfm.pt2pt import PlacedPair

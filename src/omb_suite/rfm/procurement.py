@@ -23,8 +23,9 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import parsing, probe
-from omb_suite.failures import with_cause
+from omb_suite.launch.failures import with_cause
+from omb_suite.machine import probe
+from omb_suite.osu import parsing
 from omb_suite.rfm.gpu import DeviceBuffers
 from omb_suite.rfm.pt2pt import OsuPt2PtBase
 

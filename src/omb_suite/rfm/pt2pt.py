@@ -1,7 +1,7 @@
 """Two ranks placed as a placement says: point-to-point, one-sided and multi-process checks.
 
 :class:`PlacedPair` takes the placement object named by ``self.placement`` (``intra_socket``,
-``inter_socket``, ``inter_node``; :mod:`omb_suite.placements`) and asks it everything: the
+``inter_socket``, ``inter_node``; :mod:`omb_suite.launch.placements`) and asks it everything: the
 job shape (or why the partition cannot offer it), the launcher options on this partition
 (:func:`.site_offers.placed_launch`) and whether the observed ranks satisfy it.
 :class:`OsuPt2PtBase` is an OSU run between such a pair.
@@ -12,10 +12,11 @@ from __future__ import annotations
 import reframe as rfm
 from reframe.core.builtins import run_after
 
-from omb_suite import osu_versions, placements
+from omb_suite.launch import placements
+from omb_suite.machine.topology import of_partition
+from omb_suite.osu import versions as osu_versions
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
-from omb_suite.topology import of_partition
 
 
 class PlacedPair(rfm.RegressionTestPlugin):

@@ -16,10 +16,7 @@ import reframe as rfm
 from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 
-from omb_suite import topology
-from omb_suite.algorithms import Library
-from omb_suite.dialects import JobNumbers, Unexpressible
-from omb_suite.placements import (
+from omb_suite.launch.placements import (
     Overrides,
     Placing,
     launch_options,
@@ -27,8 +24,11 @@ from omb_suite.placements import (
     offered_placements,
     overrides_of,
 )
+from omb_suite.machine import topology
+from omb_suite.machine.topology import Topology
+from omb_suite.mpi.algorithms import Library
+from omb_suite.mpi.dialects import JobNumbers, Unexpressible
 from omb_suite.rfm import environ_facts
-from omb_suite.topology import Topology
 
 #: Partitions already warned about a deprecated setting (once per session each).
 _WARNED: set[str] = set()
@@ -44,7 +44,7 @@ def topologies() -> list[Topology]:
 
 def say_assumed(part) -> None:
     """Once per session and partition: the shape the suite assumed because the partition's
-    configuration did not give it (:func:`omb_suite.topology.assumptions`)."""
+    configuration did not give it (:func:`omb_suite.machine.topology.assumptions`)."""
     key = f'{part.fullname}:shape'
     said = topology.assumptions(part)
     if said and key not in _WARNED:
@@ -103,7 +103,7 @@ def launcher_overrides(part) -> Overrides:
 
 def placed_launch(test: rfm.RegressionTest, where: Placing) -> list[str]:
     """The launcher options that place ``test``'s ranks as ``where`` says on its partition
-    with its MPI (see :func:`omb_suite.placements.launch_options`), the dialect's
+    with its MPI (see :func:`omb_suite.launch.placements.launch_options`), the dialect's
     placeholders filled from the job and the partition's topology; skips the test, with the
     reason, where the partition's launcher cannot express ``where``. Each option is quoted
     for the shell: ReFrame writes them into the job script as they are, and ``flux run``'s

@@ -12,7 +12,9 @@ import reframe as rfm
 from reframe.core.builtins import run_after, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, placements, probe
+from omb_suite.launch import placements
+from omb_suite.machine import probe
+from omb_suite.osu import catalogue
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
 

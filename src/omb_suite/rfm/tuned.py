@@ -14,12 +14,12 @@ with the same launcher, ranks and OSU options:
 - ``repeats`` runs of the default and with the load, alternating in ABBA order (the measured
   run, whose figures go to the perflog with algorithm ``tuned``, is the last loaded one);
 - where a rule applies, the launches of the family's proof
-  (:func:`omb_suite.tuning_files.proofs`): what the library's own output shows of the file
+  (:func:`omb_suite.tuning.files.proofs`): what the library's own output shows of the file
   being read and the algorithm it chose.
 
 It fails where a proof fails, or where the load is slower than the default beyond the noise at
 any size (:data:`COMPARED`: the latency of a blocking collective, the pure communication time
-of a non-blocking one; :func:`omb_suite.tuning_stats.compare_runs`: the 99 % interval of the
+of a non-blocking one; :func:`omb_suite.tuning.stats.compare_runs`: the 99 % interval of the
 ratio above 1, the ratio at least ``slower_threshold`` above); the comparison per size, each
 ratio with its interval, is kept as ``tuning-comparison.json`` with the job's output
 (``benchmarks/tuning_gain.py`` reads it).
@@ -37,7 +37,11 @@ import reframe.utility.typecheck as typ
 from reframe.core.builtins import run_after, run_before, variable
 from reframe.core.exceptions import SanityError
 
-from omb_suite import catalogue, families, mpilib, parsing, tuning, tuning_files, tuning_stats
+from omb_suite.mpi import families, mpilib
+from omb_suite.osu import catalogue, parsing
+from omb_suite.tuning import files as tuning_files
+from omb_suite.tuning import rules as tuning
+from omb_suite.tuning import stats as tuning_stats
 
 
 def scales_with_validation(measured: list[int]) -> list[int]:
@@ -66,7 +70,7 @@ class TunedComparison(rfm.RegressionTestPlugin):
     #: Where ``omb-review tune -o DIR`` wrote its files (required).
     tuning_dir = variable(str, value='', loggable=False)
     #: Runs of each (default, tuned), alternating. Five: the least that gives the ratio a
-    #: 95 % interval (96.8 %; three: 90 %, :mod:`omb_suite.tuning_stats`).
+    #: 95 % interval (96.8 %; three: 90 %, :mod:`omb_suite.tuning.stats`).
     #: :type: :class:`int` :default: ``5``
     repeats = variable(int, value=5, loggable=False)
     #: Smallest slowdown (fraction) that fails, with the ratio's whole 99 % interval above 1.

@@ -25,7 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import families, mpilib, osu_versions
+from omb_suite.mpi import families, mpilib
+from omb_suite.osu import versions as osu_versions
 from omb_suite.setup import (
     environs,
     module_discovery,

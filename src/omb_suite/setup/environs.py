@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from omb_suite import families, mpilib
+from omb_suite.mpi import families, mpilib
 
 REGISTRY_ENV = 'OMB_ENVIRONMENTS_FILE'
 

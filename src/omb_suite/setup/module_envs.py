@@ -21,7 +21,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from omb_suite import families
+from omb_suite.mpi import families
 from omb_suite.setup import environs, module_facts
 
 #: Shell start-up files that define ``module`` when the calling shell did not export it.

@@ -5,7 +5,7 @@ shell that loaded them.
 load ...`` (:mod:`omb_suite.setup.module_envs`), so every fact comes from the tools the modules put
 on ``PATH`` with the variables they set (``LD_LIBRARY_PATH``...), never from a module's name:
 the MPI family (recognised from the tools the modules added, by the family records:
-:mod:`omb_suite.families`), its version and CUDA awareness, where ``osu_latency`` is, the OSU
+:mod:`omb_suite.mpi.families`), its version and CUDA awareness, where ``osu_latency`` is, the OSU
 release in its banner and the MPI library it links.
 
 It prints one line, ``OMB-FACTS <json>``: the facts, or ``{"error": "..."}`` saying what the
@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from omb_suite import families, mpilib, osu_versions
+from omb_suite.mpi import families, mpilib
+from omb_suite.osu import versions as osu_versions
 
 MARKER = 'OMB-FACTS '
 OSU_INSTALL = Path('libexec') / 'osu-micro-benchmarks' / 'mpi' / 'pt2pt' / 'osu_latency'
@@ -49,7 +50,7 @@ def linked_family(library: str | None) -> str | None:
 
 def recognised(dirs: list[str]) -> tuple[str, str] | None:
     """(family, directory) of the first directory holding a library a family record
-    recognises (:func:`omb_suite.mpilib.recognise`)."""
+    recognises (:func:`omb_suite.mpi.mpilib.recognise`)."""
     for directory in dirs:
         try:
             return mpilib.recognise(directory)[0], directory

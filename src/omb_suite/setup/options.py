@@ -7,7 +7,7 @@ import argparse
 import os
 import shlex
 
-from omb_suite import families
+from omb_suite.mpi import families
 from omb_suite.setup import module_discovery, spack_envs
 
 

@@ -4,7 +4,7 @@ holds, which prefix an OSU build links, and the library's facts for the environm
 (``omb-setup --mpi``).
 
 A prefix is given as ``--mpi PREFIX`` (the family is recognised from the family records'
-tools, :func:`omb_suite.mpilib.recognise`) or ``--mpi FAMILY=PREFIX`` (checked), or found from
+tools, :func:`omb_suite.mpi.mpilib.recognise`) or ``--mpi FAMILY=PREFIX`` (checked), or found from
 an OSU build given as ``--osu-root [FAMILY=]OSU_PREFIX``: the MPI library its ``osu_latency``
 links (``ldd``) lies in ``<prefix>/lib``. Two libraries of one family (Debian's Open MPI 4 and
 pip's Open MPI 5) are two entries.
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from omb_suite import families, mpilib
+from omb_suite.mpi import families, mpilib
 
 #: What ldd prints for the MPI library a program links (Open MPI, MPICH, Intel MPI: libmpi.so.*;
 #: Debian's MPICH: libmpich.so.*).

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from omb_suite import families
+from omb_suite.mpi import families
 from omb_suite.setup import pip_mpis
 
 OSU_PACKAGE = 'osu-micro-benchmarks'

@@ -11,7 +11,7 @@ import reframe as rfm
 import reframe.utility.sanity as sn
 from reframe.core.builtins import parameter, run_after, sanity_function
 
-from omb_suite.failures import failure_cause
+from omb_suite.launch.failures import failure_cause
 
 
 @rfm.simple_test

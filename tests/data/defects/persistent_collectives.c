@@ -2,7 +2,7 @@
  * Our own check (not OSU's): 5 starts of MPI_{Allreduce,Allgather,Gather,Scatter}_init, each
  * with new send data, every received element compared with what it must be. Prints one line
  * per collective: "<name> ok" or "<name> wrong <count> of <total>". Used by
- * tests/test_algorithms.py to keep the `defects:` entries of data/algorithms/*.yaml true.
+ * tests/mpi/test_algorithms.py to keep the `defects:` entries of data/algorithms/*.yaml true.
  *   mpicc -o persistent_collectives persistent_collectives.c && mpirun -np 2 ./a.out
  */
 #include <mpi.h>

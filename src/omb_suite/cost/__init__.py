@@ -1,0 +1,1 @@
+"""cost: see docs/maintaining.md."""

@@ -1,0 +1,1 @@
+"""machine: see docs/maintaining.md."""

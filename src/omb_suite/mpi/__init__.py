@@ -1,0 +1,1 @@
+"""mpi: see docs/maintaining.md."""

@@ -1,0 +1,1 @@
+"""osu: see docs/maintaining.md."""

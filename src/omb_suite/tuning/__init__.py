@@ -1,0 +1,1 @@
+"""tuning: see docs/maintaining.md."""
