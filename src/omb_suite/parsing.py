@@ -1,0 +1,14 @@
+"""Deprecated for one release: ``omb_suite.parsing`` is now
+``omb_suite.osu.parsing``; import that.
+
+After a DeprecationWarning this name is the new module itself (the same objects, imported once).
+relayout: keep (the layout script leaves this file as it is)
+"""
+
+import importlib
+import sys
+import warnings
+
+warnings.warn('omb_suite.parsing is deprecated: import omb_suite.osu.parsing',
+              DeprecationWarning, stacklevel=2)
+sys.modules[__name__] = importlib.import_module('omb_suite.osu.parsing')
