@@ -1,15 +1,34 @@
-"""The import graph reads checks -> omb_suite.rfm -> pure modules -> data, with no arrow back,
-and check files declare parameters and nothing else (read from the sources' syntax trees)."""
+"""The import graph reads checks -> omb_suite.rfm -> pure packages -> data, with no arrow back;
+between the packages of src/omb_suite only the arrows of :data:`ARROWS` (the picture in
+docs/maintaining.md), no cycle; check files declare parameters and nothing else (read from the
+sources' syntax trees)."""
 
 from __future__ import annotations
 
 import ast
+import re
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
 from testdata import REPO
 
 SRC = REPO / 'src' / 'omb_suite'
+#: The packages of src/omb_suite and the packages each may import (besides itself and
+#: :data:`BASE`). docs/maintaining.md, "Packages and their arrows", draws the same picture.
+ARROWS: dict[str, set[str]] = {
+    'machine': set(),
+    'mpi': {'machine'},
+    'launch': {'mpi', 'machine'},
+    'osu': {'mpi'},
+    'cost': {'osu', 'mpi'},
+    'tuning': {'osu', 'mpi'},
+    'setup': {'osu', 'mpi'},
+    'rfm': {'osu', 'mpi', 'launch', 'machine', 'cost', 'tuning', 'setup', 'build_cache'},
+    'build_cache': set(),
+}
+#: Top modules every package may import: they import no package of ours.
+BASE = {'yamldata'}
 #: The one module outside the layer that imports ReFrame: its launcher registry, no more
 #: (settings.py imports it, and so does every reader of the site configuration).
 LIGHT = {SRC / 'launch/launchers.py': ('reframe.core.backends', 'reframe.core.exceptions',
@@ -55,6 +74,62 @@ def test_the_reframe_layer_does_not_import_checks_or_the_review_tool():
     for path in LAYER:
         for module, _ in imports(path):
             assert not module.startswith(('omb_review', 'osu_')), (path.name, module)
+
+
+def _unit(path: Path) -> str:
+    """The package (or top module) of src/omb_suite a file belongs to."""
+    parts = path.relative_to(SRC).parts
+    return parts[0] if len(parts) > 1 else path.stem
+
+
+def _targets(path: Path) -> set[str]:
+    """The packages and top modules of src/omb_suite a file imports."""
+    found = set()
+    for module, names in imports(path):
+        parts = module.split('.')
+        if parts[0] != 'omb_suite':
+            continue
+        found |= set(names) if len(parts) == 1 else {parts[1]}
+    return found
+
+
+def _shim(path: Path) -> bool:
+    return 'is deprecated: import omb_suite.' in path.read_text()
+
+
+def test_the_picture_names_every_package_and_no_module_is_loose():
+    packages = {p.parent.name for p in SRC.glob('*/__init__.py')}
+    assert packages == set(ARROWS) - {'build_cache'}, 'add the package to ARROWS and the picture'
+    loose = [p.name for p in SRC.glob('*.py')
+             if p.stem not in {'__init__', 'build_cache', *BASE} and not _shim(p)]
+    assert not loose, f'{loose}: move each into the package of its concern'
+
+
+@pytest.mark.parametrize('path', sorted(SRC.rglob('*.py')), ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_between_packages_follow_the_arrows(path):
+    unit = _unit(path)
+    if _shim(path) or unit == '__init__':
+        return
+    allowed = {unit, *BASE} | ARROWS.get(unit, set())
+    stray = _targets(path) - allowed
+    assert not stray, f'{path.relative_to(SRC)} imports {sorted(stray)}: not an arrow of {unit}'
+
+
+def test_the_arrows_have_no_cycle():
+    try:
+        tuple(TopologicalSorter(ARROWS).static_order())
+    except CycleError as err:
+        pytest.fail(f'a cycle between packages: {err.args[1]}')
+
+
+def test_the_picture_in_maintaining_md_is_the_arrows():
+    text = (REPO / 'docs' / 'maintaining.md').read_text()
+    block = text.split('## Packages and their arrows', 1)[1].split('```text\n', 1)[1]
+    drawn = {}
+    for line in block.split('```', 1)[0].splitlines():
+        name, _, targets = line.partition('->')
+        drawn[name.strip()] = set(re.findall(r'\w+', targets))
+    assert drawn == ARROWS
 
 
 def _declarations_only(cls: ast.ClassDef) -> list[str]:

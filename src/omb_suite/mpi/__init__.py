@@ -1,1 +1,11 @@
-"""mpi: see docs/maintaining.md."""
+"""MPI libraries: the family records, the facts a library's own tools give, its collective
+algorithms and the proof that a forced one ran.
+
+Owns ``families`` (``data/families/``), ``mpilib``, ``algorithms`` (``data/algorithms/``),
+``forcing``, ``evidence``, ``mpit``, ``mvapich2``, ``known_hangs`` (``data/known_hangs.yaml``)
+and ``environ_probe`` (what a programming environment gives a job).
+
+Imports: :mod:`omb_suite.machine` (MVAPICH2's binding read from where ranks ran) and
+``yamldata``. Never :mod:`omb_suite.launch` (it imports this package), ReFrame,
+``omb_suite.rfm``, ``omb_suite.setup`` or ``omb_review``.
+"""

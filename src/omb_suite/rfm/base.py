@@ -28,8 +28,7 @@ from omb_suite.launch.failures import with_cause
 from omb_suite.launch.placements import Placing
 from omb_suite.machine import probe
 from omb_suite.machine.topology import Topology, of_partition
-from omb_suite.osu import binaries, catalogue, curvelog, parsing
-from omb_suite.osu import versions as osu_versions
+from omb_suite.osu import binaries, catalogue, curvelog, parsing, versions
 from omb_suite.rfm import environ_facts, mv2, references
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.hangs import KnownHangs
@@ -39,13 +38,12 @@ from omb_suite.setup.environs import repo_root
 
 
 class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
-    """Common logic of every OSU check (binary lookup, options, one launch, parsing,
-    placement, references; the sweep OSU will run at the job's rank count, the predicted
-    wall time and the limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's
-    known hangs: :class:`~omb_suite.rfm.hangs.KnownHangs`; ``-x``/``-i`` from the test's
-    history when not set: :class:`~omb_suite.rfm.iterations.FromHistory`). Runs in
-    environments with an MPI (``+mpi``): omb-setup's with OSU, or a site's, whose job finds
-    it (docs/site-config.md)."""
+    """Common logic of every OSU check (binary lookup, options, one launch, parsing, placement,
+    references; the sweep OSU will run at the job's rank count, the predicted wall time and the
+    limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's known hangs:
+    :class:`~omb_suite.rfm.hangs.KnownHangs`; ``-x``/``-i`` from the test's history when not set:
+    :class:`~omb_suite.rfm.iterations.FromHistory`). Runs in environments with an MPI (``+mpi``):
+    omb-setup's with OSU, or a site's, whose job finds it (docs/site-config.md)."""
 
     valid_systems = ['*']
     valid_prog_environs = environ_facts.OSU_ENVIRONS
@@ -144,7 +142,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
     def program(self) -> str:
         """The OSU program by absolute path, or a skip saying how to get it."""
         absent = catalogue.get(self.benchmark).missing_from(self.osu_version) or (
-            osu_versions.lacks(self.benchmark, self.osu_version)
+            versions.lacks(self.benchmark, self.osu_version)
             and f'OSU {self.osu_version} installs no {self.benchmark}')
         if absent:
             self.skip(f'{absent}: build an OSU release that has it (docs/spack.md)')
@@ -163,11 +161,11 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
                    'docs/getting-started.md')
             self.skip(f'{str(err).splitlines()[0].rstrip(".")}{where} (exists since OSU '
                       f'{info.since}{needs}); {how}')
-        self.osu_version = self.osu_version or osu_versions.banner_version(found)
-        lacks = osu_versions.not_built(found)
+        self.osu_version = self.osu_version or versions.banner_version(found)
+        lacks = versions.not_built(found)
         self.skip_if(lacks is not None, f'{found.name} of OSU {self.osu_version} was built '
                      f'without {lacks} (this MPI lacks them): it only says so and exits')
-        if note := osu_versions.unknown_note(self.osu_version):
+        if note := versions.unknown_note(self.osu_version):
             self.logger.warning(note)
         return str(found)
 
@@ -200,7 +198,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         lo, asked = self.sweep()
         hi = self.sweep_max(asked)
         if lo is not None or hi is not None:   # 8.0b2 misreads '-m MAX': ':MAX' there
-            alone = lo is None and osu_versions.supports(self.osu_version, 'max_size_alone')
+            alone = lo is None and versions.supports(self.osu_version, 'max_size_alone')
             span = f'{"" if lo is None else lo}:{"" if hi is None else hi}'
             opts += ['-m', str(hi) if alone else span]
         return opts + self.count_options() + self.mem_limit_options() + list(self.extra_opts)
@@ -232,7 +230,7 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         shutil.copyfile(os.path.join(probe.source_dir(), probe.WRAPPER), wrapper)
         os.chmod(wrapper, 0o755)
         self.executable = f'./{probe.WRAPPER}'
-        if osu_versions.supports(self.osu_version, 'colour'):
+        if versions.supports(self.osu_version, 'colour'):
             self.env_vars = {**self.env_vars, 'NO_COLOR': '1'}   # plain tables in the logs
         self.executable_opts = [*self.wrapper_options(), self.osu_program, *self.osu_options()]
         self.job.launcher.options = self.launcher_options()
