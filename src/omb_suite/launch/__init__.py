@@ -5,6 +5,6 @@ Owns ``placements`` (``data/placements.yaml``), ``launchers`` (the registry ``se
 imports, from the dialect records) and ``failures``.
 
 Imports: :mod:`omb_suite.mpi` (the dialects, a family's ``mpirun`` dialect),
-:mod:`omb_suite.machine` and ``yamldata``. ``launchers`` alone imports ReFrame, its launcher registry only; nothing here
-imports ``omb_suite.rfm``, ``omb_suite.setup`` or ``omb_review``.
+:mod:`omb_suite.machine` and ``yamldata``. ``launchers`` alone imports ReFrame, its launcher
+registry only; nothing here imports ``omb_suite.rfm``, ``omb_suite.setup`` or ``omb_review``.
 """

@@ -7,6 +7,6 @@ names its ``mpirun`` dialect), ``mpilib``, ``algorithms`` (``data/algorithms/``)
 ``environ_probe`` (what a programming environment gives a job).
 
 Imports: :mod:`omb_suite.machine` (a partition's shape for the dialects, MVAPICH2's binding
-read from where ranks ran) and ``yamldata``. Never :mod:`omb_suite.launch` (it imports this package), ReFrame,
-``omb_suite.rfm``, ``omb_suite.setup`` or ``omb_review``.
+read from where ranks ran) and ``yamldata``. Never :mod:`omb_suite.launch` (it imports this
+package), ReFrame, ``omb_suite.rfm``, ``omb_suite.setup`` or ``omb_review``.
 """
