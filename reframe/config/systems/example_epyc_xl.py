@@ -1,6 +1,7 @@
 """Example EPYC site at full scale: 1024 nodes x 2 x 64 cores (131072 ranks), 512 GiB per node,
-HDR InfiniBand, as a large AMD EPYC machine looks. For the scale audit (tests/cost/test_scale_audit.py)
-and as the model of what a site declares beyond its topology (docs/systems.md):
+HDR InfiniBand, as a large AMD EPYC machine looks. For the scale audit
+(tests/cost/test_scale_audit.py) and as the model of what a site declares beyond its topology
+(docs/systems.md):
 
 - ``memory_per_node_gib``: memory of one node; OSU's ``-M`` is raised (or lowered) so that the
   benchmark buffers of all ranks of a node fit half of it, and sizes OSU then cannot run are
