@@ -89,8 +89,9 @@ class DeviceBuffers(rfm.RegressionTestPlugin):
     @run_before('run')
     def need_one_gpu_per_rank(self):
         """Skip where the ranks of a node outnumber the GPUs they are given: OSU would put
-        two of them on one GPU, which the binding check (:func:`omb_suite.machine.probe.verify_gpus`)
-        fails after the run. Before the run, when the job shape is known."""
+        two of them on one GPU, which the binding check
+        (:func:`omb_suite.machine.probe.verify_gpus`) fails after the run. Before the run,
+        when the job shape is known."""
         if not self.on_device:
             return
         per_node = self.num_tasks_per_node or self.num_tasks
