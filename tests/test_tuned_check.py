@@ -114,11 +114,11 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path, 
     assert isinstance(proofs[0], tuning.ProofRun)
 
 
-def test_the_check_validates_one_above_each_measured_scale_and_between_them():
+def test_the_check_validates_one_above_and_below_each_measured_scale_and_between_them():
     from omb_suite.rfm.tuned import scales_with_validation
 
     assert scales_with_validation([2, 4]) == [2, 3, 4, 5]
-    assert scales_with_validation([2, 4, 8, 16]) == [2, 3, 4, 5, 6, 8, 9, 12, 16, 17]
+    assert scales_with_validation([2, 4, 8, 16]) == [2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17]
 
 
 def dry_nonblocking(tmp: Path, environ: str, *args: str) -> str:

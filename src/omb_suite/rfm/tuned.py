@@ -45,14 +45,15 @@ from omb_suite.tuning import stats as tuning_stats
 
 
 def scales_with_validation(measured: list[int]) -> list[int]:
-    """The sweep's scales and those a tuning file must also be validated at: one above each
-    measured scale and the non-power-of-two between neighbours (2, 4, 8 -> 2, 3, 4, 5, 6, 8, 9;
-    a scale no partition can hold is skipped saying why)."""
+    """The sweep's scales and those a tuning file must also be validated at: one above and one
+    below each measured scale (where a default's choice steps: cliffs one rank apart) and the
+    midpoint between neighbours (2, 4, 8 -> 2, 3, 4, 5, 6, 7, 8, 9; a scale no partition can
+    hold is skipped saying why)."""
     out = set(measured)
     for low, high in zip(measured, [*measured[1:], None], strict=True):
         out.add(low + 1)
         if high is not None and high - low > 2:
-            out.add((low + high) // 2)
+            out.update({(low + high) // 2, high - 1})
     return sorted(out)
 
 
