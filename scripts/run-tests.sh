@@ -30,7 +30,8 @@ spack_rc=0
 .venv/bin/python -m pytest -m spack -n 2 --dist loadgroup "$@" || spack_rc=$?
 echo "== pytest: everything else"
 rest_rc=0
-.venv/bin/python -m pytest -m 'not spack' "$@" || rest_rc=$?
+# --durations: the 25 slowest tests, where CI's time goes when it grows
+.venv/bin/python -m pytest -m 'not spack' --durations=25 "$@" || rest_rc=$?
 echo "== pytest: the module tests with every documented OMB_*/OSU_* variable exported"
 caller_rc=0
 ( eval "$(.venv/bin/python tests/caller_env.py)"
