@@ -23,7 +23,9 @@ Per environment, for real (ReFrame and OSU, one after another):
      need); ``--untouched``: every other collective too (``-S measure_untouched=1``), the
      evidence that the load leaves them at the default's speed. ``--skip-tune`` reuses
      DIR/<environ>/tuning; ``--tuned-prefix`` names the check's output folder (default
-     ``tuned``; the summary reads every ``tuned*`` folder, so runs split by scale add up).
+     ``tuned``; the summary reads every ``tuned*`` folder, so runs split by scale add up;
+     ReFrame's report beside it, ``<prefix>-report.json``, keeps why a re-measured job's
+     first attempt failed).
 Then, per environment: every cell (collective, scale, size) measured with and without the
 load; of those where a rule applies, the share faster with the ratio's 95 % interval below 1
 and the median gain with its interval; the cells slower beyond the noise among ALL of them
@@ -110,6 +112,10 @@ def pipeline(args, env: str) -> int:
                                        '-S', f'tuning_dir={where / "tuning"}',
                                        '-S', f'repeats={args.repeat}', '--max-retries',
                                        '1', *common,
+                                       # the first attempts' reasons, which a passed retry's
+                                       # stage and output replace
+                                       '--report-file',
+                                       str(where / f'{args.tuned_prefix}-report.json'),
                                        '--prefix', str(where / args.tuned_prefix)]),
                where / f'{args.tuned_prefix}.log',
                {**results, 'OMB_RESULTS_DIR': str(where / f'{args.tuned_prefix}-perflogs')})
@@ -145,6 +151,22 @@ def judged(row: dict) -> dict:
     return {**row, 'ruled': row['algorithm'] != 'default', 'ratio': iv.ratio,
             'ratio_low': iv.low, 'ratio_high': iv.high, 'slower_low': wide.low,
             'outcome': outcome}
+
+
+def first_failures(where: Path) -> list[tuple[str, str]]:
+    """(test, ReFrame's reason) of each attempt that failed before the last, from the check
+    runs' reports (``<prefix>-report.json``; none before the reports were kept)."""
+    out = []
+    for path in sorted(where.glob('tuned*-report.json')):
+        try:
+            runs = json.loads(path.read_text())['runs']
+        except (OSError, ValueError, KeyError) as err:
+            out.append((path.name, f'unreadable report ({err}): reasons not shown'))
+            continue
+        out += [(case['display_name'], (case.get('fail_reason') or '?')[:300])
+                for run in runs[:-1] for case in run['testcases']
+                if case.get('result') == 'fail']
+    return out
 
 
 def summary(where: Path) -> tuple[list[str], int]:
@@ -216,6 +238,7 @@ def summary(where: Path) -> tuple[list[str], int]:
     if retried:
         lines.append(f'  failed at the first attempt and re-measured (--max-retries 1): '
                      f'{retried} test(s); the counts above are the last attempt\'s')
+        lines += [f'    first attempt: {name}: {reason}' for name, reason in first_failures(where)]
     # tests that failed at the last attempt too, each with ReFrame's reason (a proof, a
     # slower cell, or a run that did not complete: then no comparison counts above)
     text = re.sub(r'\x1b\[[0-9;]*m', '', '\n'.join(logs))

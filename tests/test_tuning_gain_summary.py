@@ -47,3 +47,22 @@ def test_a_retry_replaces_the_first_attempt(tmp_path):
     lines, slower = tuning_gain().summary(tmp_path)
     assert slower == 0
     assert 'measured with and without the load: 11 (1 collective' in '\n'.join(lines)
+
+
+def test_a_re_measured_job_shows_why_its_first_attempt_failed(tmp_path):
+    import json
+
+    place(tmp_path, 'tuned', 'output', 'OsuTunedCollective_58b4b0f0', 'bcast-4.json')
+    (tmp_path / 'tuned.log').write_text('[==========] Retrying 1 failed check(s) (retry 1/1)\n')
+    name = 'OsuTunedCollective %case=osu_scatter/default %scale=7 %mapping=core'
+    reason = 'sanity error: osu_scatter at 7 ranks: the load is slower than the default'
+    case = {'display_name': name, 'environ': 'spack-openmpi'}
+    (tmp_path / 'tuned-report.json').write_text(json.dumps({'runs': [
+        {'testcases': [{**case, 'result': 'fail', 'fail_reason': reason}]},
+        {'testcases': [{**case, 'result': 'pass', 'fail_reason': None}]}]}))
+    (tmp_path / 'tuned-78-report.json').write_text('{"runs": [')  # cut short
+    lines, _ = tuning_gain().summary(tmp_path)
+    text = '\n'.join(lines)
+    assert 'failed at the first attempt and re-measured (--max-retries 1): 1 test(s)' in text
+    assert f'first attempt: {name}: {reason}' in text
+    assert 'first attempt: tuned-78-report.json: unreadable report' in text
