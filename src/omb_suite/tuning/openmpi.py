@@ -49,7 +49,14 @@ from omb_suite import yamldata
 from omb_suite.mpi import algorithms, evidence, families
 from omb_suite.mpi.algorithms import AlgorithmError
 from omb_suite.osu.parsing import OsuParseError, parse_osu_output
-from omb_suite.tuning.rules import DEFAULT, ProofRun, Rule, TuningError, TuningProofError
+from omb_suite.tuning.rules import (
+    DEFAULT,
+    ProofRun,
+    Rule,
+    TuningError,
+    TuningNotReached,
+    TuningProofError,
+)
 
 #: The message rules of one communicator entry: (smallest size in the library's bytes, id).
 Rows = tuple[tuple[int, int], ...]
@@ -234,10 +241,13 @@ def _served(collective: str, output: str) -> str:
     except AlgorithmError as err:
         raise TuningProofError(str(err)) from None
     if served != 'tuned':
-        raise TuningProofError(
-            f'Open MPI: {collective} was served by {served or "no component it printed"}, not '
-            'tuned, which alone reads the rules file: export the proof environment '
-            '(coll_base_verbose=9) and exclude the component that took over (OMPI_MCA_coll=^...)')
+        said = (f'Open MPI: {collective} was served by {served or "no component it printed"}, '
+                'not tuned, which alone reads the rules file: export the proof environment '
+                '(coll_base_verbose=9) and exclude the component that took over '
+                '(OMPI_MCA_coll=^...)')
+        if served:
+            raise TuningNotReached(said, served)
+        raise TuningProofError(said)
     return served
 
 

@@ -30,6 +30,15 @@ class TuningProofError(TuningError):
     """A run's output does not show that the tuning file was read and applied."""
 
 
+class TuningNotReached(TuningProofError):
+    """Another component than the one that reads the file served the collective (Open MPI 5's
+    han across nodes): the file cannot change it there; ``served`` names that component."""
+
+    def __init__(self, message: str, served: str) -> None:
+        super().__init__(message)
+        self.served = served
+
+
 @dataclass(frozen=True)
 class Step:
     """From ``start`` bytes (OSU's message size) up to the next step: ``algorithm``."""
