@@ -61,13 +61,15 @@ def not_reached(err: tuning.TuningNotReached, rule: tuning.Rule | None,
                 nodes: int) -> str | None:
     """What the check says when another component served the ruled collective, if that leaves
     the job valid: the rule was proven on fewer nodes than the job spans (Open MPI 5's han
-    serves bcast across nodes, and han does not read coll/tuned's file), so the file cannot
-    change the collective here and its cells are the library's own, judged as such. ``None``:
+    serves bcast across nodes), so the rule's algorithm is not what runs and no gain is
+    claimed; its sizes are judged as the library's own, slower or not (han's steps run on
+    sub-communicators that coll/tuned serves, which read the file at their sizes). ``None``:
     on as many nodes as the sweep, the file had to reach it (the proof fails)."""
     if rule is None or nodes <= rule.nodes:
         return None
-    return (f'{rule.collective}: the file does not reach it on {nodes} nodes: served by '
-            f'{err.served} (the rule was proven on {rule.nodes})')
+    return (f'{rule.collective}: on {nodes} nodes served by {err.served}, not by the rule '
+            f'proven on {rule.nodes} (its steps may read the file at their sizes): judged as '
+            "the library's own")
 
 
 #: What the measured run is logged as (perflog column ``algorithm``).

@@ -32,7 +32,8 @@ class TuningProofError(TuningError):
 
 class TuningNotReached(TuningProofError):
     """Another component than the one that reads the file served the collective (Open MPI 5's
-    han across nodes): the file cannot change it there; ``served`` names that component."""
+    han across nodes): the file's rule is not what runs there (han's own steps may still read
+    it at their sub-communicators' sizes); ``served`` names that component."""
 
     def __init__(self, message: str, served: str) -> None:
         super().__init__(message)
