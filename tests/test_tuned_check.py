@@ -203,3 +203,26 @@ def test_han_serving_bcast_across_nodes_is_told_apart_from_a_failed_proof():
     said = not_reached(err.value, rule, nodes=2)
     assert said.startswith('bcast: on 2 nodes served by han, not by the rule proven on 1')
     assert not_reached(err.value, rule, nodes=1) is None  # where it was proven: a failure
+
+
+def test_mpich_reading_the_file_without_reaching_the_rule_across_nodes_is_not_reached():
+    """MPICH 5.0.2 on the mini-cluster, 2 ranks on 2 nodes: its summary names the file it read,
+    but the allreduce canary at 4096 B never fired (every row printed): another branch of its
+    tree served the 2-node communicator. Judged as the library's own only on more nodes than
+    the rule was proven on; a run that did not read the file stays a failed proof."""
+    from omb_suite.rfm.tuned import not_reached
+    from omb_suite.tuning.rules import TuningNotReached, TuningProofError
+
+    output = (Path(__file__).parent / 'data' / 'evidence'
+              / 'mpich5_allreduce_canary_two_nodes.txt').read_text()
+    rule = Rule('allreduce', 2, 1, (Step(0, 'default'), Step(4096, 'recursive_doubling')), 4096)
+    proof = tuning_files.proofs('mpich', '5.0.2', rule)[0]
+    with pytest.raises(TuningNotReached, match='did not stop at the canary') as err:
+        proof.expect(output)
+    assert 'the file was read' in err.value.served
+    assert not_reached(err.value, rule, nodes=2).startswith('allreduce: on 2 nodes served by')
+    assert not_reached(err.value, rule, nodes=1) is None
+    unread = re.sub(r'^MPIR: .*$', 'MPIR: MPII_coll_generic_json', output, flags=re.M)
+    with pytest.raises(TuningProofError) as err:
+        proof.expect(unread)
+    assert not isinstance(err.value, TuningNotReached)
