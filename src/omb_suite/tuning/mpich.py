@@ -11,9 +11,11 @@ What MPICH does with it (pmodels/mpich v4.0.2 and v5.0.1, ``src/mpi/coll/src/col
   branch, ``comm_size<=ranks`` holds the rule, ``comm_size=any`` the library's branch again.
   Within the rule, one ``avg_msg_size<=last byte of the step`` per step (allgather:
   ``total_msg_size``, OSU's size times the ranks), then ``...=any``: the library's branch.
-  A ``default`` step is the library's own branch. Nested ``comm_size<N`` keys of the copied
-  branches become ``comm_size<=N-1``: MPICH compares ``<`` when it prunes a communicator's
-  tree but ``<=`` when it searches below a message-size key (csel.c ``MPIR_Csel_search``).
+  A ``default`` step is the library's own branch. MPICH compares ``comm_size<N`` as ``<``
+  when it prunes a communicator's tree but as ``<=`` when it searches (csel.c
+  ``MPIR_Csel_search``): copied below a message-size key, the keys pruning decided become
+  ``comm_size<=N-1``; those the library's tree already searched (below a key of the call)
+  stay as they are, and so does the library's branch beside the rules.
 - The file is used only where the collective's ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM`` is
   ``auto`` (its default) and the call reaches the MPIR level. Bcast and allreduce meet ch4's
   own selection first (its tree ``MPIDI_coll_generic_json``, ``maint/tuning/coll/ch4/
@@ -107,12 +109,18 @@ def _default_tree(version: str, level: str = 'tree') -> dict[str, Any]:
                       f'{ranges}); add it to data/tuning/mpich.yaml')
 
 
-def _strict(branch: Any) -> Any:
-    """``branch`` with ``comm_size<N`` keys as ``comm_size<=N-1`` (what pruning meant)."""
+def _strict(branch: Any, pruned: bool = True) -> Any:
+    """``branch``, to be placed below a message-size key, with each ``comm_size<N`` key that
+    MPICH pruned where it stood (reached through communicator keys only) as
+    ``comm_size<=N-1``: what pruning meant, now that the search meets it. A ``comm_size<N``
+    already below a key of the call (``is_sendbuf_inplace``, a message size...) was searched
+    there too, and stays as it is: the library's tree searched it as ``<= N`` (measured: MPICH
+    5.0.2's alltoall at 8 ranks takes scattered, not brucks; rewritten, 1.4-2.8x slower)."""
     if not isinstance(branch, dict):
         return branch
-    return {(f'comm_size<={int(key[10:]) - 1}' if re.fullmatch(r'comm_size<\d+', key)
-             else key): _strict(value) for key, value in branch.items()}
+    return {(f'comm_size<={int(key[10:]) - 1}' if pruned and re.fullmatch(r'comm_size<\d+', key)
+             else key): _strict(value, pruned and key.startswith('comm_'))
+            for key, value in branch.items()}
 
 
 def container(collective: str, name: str, version: str) -> str:
@@ -182,13 +190,15 @@ def _chain(intra: dict[str, Any], rules: list[Rule], leaf: Callable[[Step], str 
            canary: int | None) -> dict[str, Any]:
     """A collective's intra-communicator node: the library's ``intra`` branch at every
     communicator size but those of ``rules``, which get their steps."""
-    library = _strict(intra)
+    # beside the rules, the library's branch as it was (pruned and searched alike); below a
+    # rule's message-size keys, with what pruning decided kept (see _strict)
+    searched = _strict(intra)
     chain: dict[str, Any] = {}
     for rule in sorted(rules, key=lambda r: r.ranks):
         if rule.ranks > 1 and f'comm_size<={rule.ranks - 1}' not in chain:
-            chain[f'comm_size<={rule.ranks - 1}'] = copy.deepcopy(library)
-        chain[f'comm_size<={rule.ranks}'] = _steps_branch(rule, library, leaf, canary)
-    chain['comm_size=any'] = copy.deepcopy(library)
+            chain[f'comm_size<={rule.ranks - 1}'] = copy.deepcopy(intra)
+        chain[f'comm_size<={rule.ranks}'] = _steps_branch(rule, searched, leaf, canary)
+    chain['comm_size=any'] = copy.deepcopy(intra)
     return chain
 
 
