@@ -204,16 +204,14 @@ class TunedComparison(rfm.RegressionTestPlugin):
             try:
                 said.append(p.expect(self.read_output(f'proof-{p.name}.out')
                                      + self.read_output(f'proof-{p.name}.err')))
-            except tuning.TuningNotReached as err:
-                why = not_reached(err, rule, self.num_nodes)
+            except tuning.TuningProofError as err:
+                why = (not_reached(err, rule, self.num_nodes)
+                       if isinstance(err, tuning.TuningNotReached) else None)
                 if why is None:
                     raise SanityError(f'{self.benchmark}: proof {p.name!r} failed: {err} '
                                       f'(proof-{p.name}.out, .err)') from None
                 said.append(why)
                 rule = None
-            except tuning.TuningProofError as err:
-                raise SanityError(f'{self.benchmark}: proof {p.name!r} failed: {err} '
-                                  f'(proof-{p.name}.out, .err)') from None
         self.algorithm_evidence = '; '.join(said) or None
         default = [self._latencies(f'default.{i}.out') for i in range(self.repeats)]
         tuned = [*(self._latencies(f'tuned.{i}.out') for i in range(self.repeats - 1)),
