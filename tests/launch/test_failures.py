@@ -40,10 +40,20 @@ def test_real_rank_crash_under_open_mpi_names_the_signal():
 
 
 def test_real_rank_death_under_mpich_hydra_names_the_signal():
-    # a rank of MPICH 4.0.2 killed (tests/data/tuning/mpich/README.md: the canary run)
-    text = (DATA / 'tuning' / 'mpich' / '4.0.2-alltoall-4' / 'canary.out').read_text()
+    # a rank of MPICH 4.0.2 killed by hydra (tests/data/launch/README.md)
+    text = (DATA / 'launch' / 'mpich-4.0.2_hydra_rank_killed.out').read_text()
     assert failure_cause(text) == ('rank died: YOUR APPLICATION TERMINATED WITH THE EXIT '
                                    'STRING: Killed (signal 9)')
+
+
+def test_real_mpich_abort_without_hydra_banner_names_the_assertion():
+    # every rank of MPICH 4.0.2 aborted itself, no banner (the canary run of the fixed writer)
+    text = (DATA / 'tuning' / 'mpich' / '4.0.2-alltoall-4' / 'canary.out').read_text()
+    assert 'TERMINATED WITH THE EXIT STRING' not in text
+    assert failure_cause(text) == ('rank aborted: Assertion failed in file '
+                                   'src/mpi/coll/mpir_coll.c at line 2868: 0')
+    assert failure_cause('x\nAbort(1) on node 3: Internal error\n') == (
+        'rank aborted: Abort(1) on node 3: Internal error')
 
 
 def test_ucx_signal_handler_line_is_a_crash():

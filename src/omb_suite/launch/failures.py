@@ -28,6 +28,11 @@ _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # MPICH's hydra after a rank died: '... TERMINATED WITH THE EXIT STRING: Segmentation
         # fault (signal 11)' (or 'Killed (signal 9)')
         ('rank died', r'TERMINATED WITH THE EXIT STRING: .*'),
+        # MPICH's own abort in the rank, when every rank stopped before hydra killed one:
+        # 'Assertion failed in file src/mpi/coll/mpir_coll.c at line 2868: 0', then
+        # 'Abort(1) on node 1: Internal error' (MPICH's "node" is the rank)
+        ('rank aborted', r'^Assertion failed in file .*'),
+        ('rank aborted', r'^Abort\(\d+\) on node \d+: .*'),
         ('launcher error', r'^(?:mpirun|mpiexec|srun): (?:error|Error).*'),
     ))
 
