@@ -6,7 +6,7 @@ for every collective it touches and at scales the sweep skipped?
         [--collectives bcast,allreduce,alltoall,allgather] [--check-collectives C1,C2]
         [--scales 2,4] [--validate-scales 3,5] [--max-size 65536] [--sessions 5] [--repeat 5]
         [--oversubscribe 2] [--iterations N] [--system local] [--untouched] [--skip-sweep]
-        [--skip-tune] [--tuned-prefix NAME] [--smoke]
+        [--skip-tune] [--tuned-prefix NAME] [--tuning NAME] [--narrow PROOF_DIR] [--smoke]
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -14,7 +14,9 @@ Per environment, for real (ReFrame and OSU, one after another):
      once, so drift over the sweep falls on every algorithm alike; perflogs in
      DIR/<environ>/perflogs; ``--skip-sweep`` reuses them);
   2. ``omb-review tune --allow-unproven`` -> DIR/<environ>/tuning (the library's file and its
-     table; Intel MPI's algorithms can only be forced, not proven);
+     table; Intel MPI's algorithms can only be forced, not proven); ``--tuning NAME`` writes
+     DIR/<environ>/NAME instead (and the check loads it), ``--narrow PROOF_DIR`` passes a
+     proving run's prefix to ``omb-review tune --narrow`` (rules narrowed to where it held);
   3. ``OsuTunedCollective`` and ``OsuTunedNonBlocking``: the load against the default in
      one job (``--repeat`` runs of each, alternating), with the family's proof where a rule
      applies (DIR/<environ>/tuned), each writing ``tuning-comparison.json``: every collective
@@ -45,13 +47,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from omb_review import narrow
 from omb_suite.tuning import stats as tuning_stats
 
 REPO = Path(__file__).resolve().parents[1]
 #: The check's default slower_threshold (omb_suite.rfm.tuned).
 SLOWER_THRESHOLD = 0.05
-#: What OsuTunedCollective keeps per test (omb_suite.rfm.tuned.COMPARISON).
-COMPARISON = 'tuning-comparison.json'
 VENV = Path(sys.executable).parent
 #: A cell's interval within 1/TIGHT..TIGHT shows the load at the default's speed there.
 TIGHT = 1.1
@@ -89,12 +90,13 @@ def pipeline(args, env: str) -> int:
                    where / f'sweep-{session}.log', results)
     # --allow-unproven: Intel MPI's forced algorithms are 'forced-not-proven' (it shows none);
     # the other families' are proven or left out whatever this says
+    tuning, log = where / args.tuning, where / f'{args.tuning.replace("tuning", "tune")}.log'
     tuned = 0 if args.skip_tune else _run(
         [str(VENV / 'omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
-         '--allow-unproven', '--environ', env, '-o', str(where / 'tuning')],
-        where / 'tune.log', {})
-    if (where / 'tune.log').exists():
-        print('   ' + '\n   '.join((where / 'tune.log').read_text().splitlines()[-3:]))
+         '--allow-unproven', '--environ', env, '-o', str(tuning),
+         *(f'--narrow={d}' for d in args.narrow)], log, {})
+    if log.exists():
+        print('   ' + '\n   '.join(log.read_text().splitlines()[-3:]))
     if tuned != 0:
         return rc  # nothing to recommend: said in tune.log, nothing to compare
     # every collective the load touches (the check skips the others), at the sweep's scales
@@ -109,7 +111,7 @@ def pipeline(args, env: str) -> int:
                                          else []),
                                        '-E', f"scale in ({','.join(map(str, every))},)",
                                        '-S', f'oversubscribe={per_core}',
-                                       '-S', f'tuning_dir={where / "tuning"}',
+                                       '-S', f'tuning_dir={tuning}',
                                        '-S', f'repeats={args.repeat}', '--max-retries',
                                        '1', *common,
                                        # the first attempts' reasons, which a passed retry's
@@ -172,15 +174,12 @@ def first_failures(where: Path) -> list[tuple[str, str]]:
 def summary(where: Path) -> tuple[list[str], int]:
     """The table lines of one environment's comparisons, and the count of slower cells."""
     rows = []
-    # each test's last attempt: output/ holds a passed test's, stage/ a failed one's (and a
-    # passed test's failed first attempt, which output/ then replaces)
-    # (ReFrame names a retry's directories <test>_retry1)
+    # each test's last attempt (a later --tuned-prefix's run of the same test replaces it)
     found: dict[str, Path] = {}
     for prefix in sorted(p for p in where.glob('tuned*') if p.is_dir()
                          and not p.name.endswith('-perflogs')):
-        for part in ('stage', 'output'):
-            for path in sorted((prefix / part).rglob(COMPARISON)):
-                found[path.parent.name.split('_retry')[0]] = path
+        for path in narrow.last_attempts(prefix):
+            found[path.parent.name.split('_retry')[0]] = path
     for _, path in sorted(found.items()):
         data = json.loads(path.read_text())
         # what the comparison says of all its rows: the column compared, whether the load
@@ -271,6 +270,12 @@ def main() -> int:
     p.add_argument('--skip-sweep', action='store_true')
     p.add_argument('--skip-tune', action='store_true')
     p.add_argument('--tuned-prefix', default='tuned')
+    p.add_argument('--tuning', default='tuning',
+                   help="the tuning folder under DIR/<environ> (tune's output, the check's "
+                        "tuning_dir; tune.log beside it named alike)")
+    p.add_argument('--narrow', action='append', type=Path, default=[], metavar='DIR',
+                   help="omb-review tune --narrow: a proving run's ReFrame prefix whose slower "
+                        "sizes the rules leave to the library (repeatable)")
     p.add_argument('--smoke', action='store_true')
     args = p.parse_args()
     # absolute: ReFrame takes a relative perflog directory as relative to its --prefix

@@ -165,6 +165,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="use algorithms forced but not provable (Intel MPI: "
                      "'forced-not-proven') and write a file whose load cannot be proven "
                      "never slower (Intel MPI's); the table says so")
+    tun.add_argument("--narrow", action="append", type=Path, metavar="DIR",
+                     help="a proving run's ReFrame prefix (OsuTunedCollective -S tuning_dir=...;"
+                     " repeatable): each rule that could serve a size the proof found slower "
+                     "leaves that size to the library; a slower size no rule explains writes "
+                     "no file (docs/tuning.md)")
     imp = sub.add_parser("import-osu", help="raw OSU output files -> perflog records (history)",
                          description=importer.__doc__.split("\n\n")[0])
     imp.add_argument("osu_dir", type=Path, metavar="OSU_DIR",

@@ -62,6 +62,8 @@ class Cell:
     ratio: float | None = None
     ratio_low: float | None = None
     ratio_high: float | None = None
+    # why the sweep's winner was left out here (omb_review.narrow: slower in a proof)
+    narrowed: str | None = None
 
 
 @dataclass
@@ -75,6 +77,8 @@ class Study:
     cells: list[Cell] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # slower in a proof where no rule of the file applies (omb_review.narrow): not written
+    unexplained: list[str] = field(default_factory=list)
 
 
 def _unproven(frame: pl.DataFrame, allow_unproven: bool) -> pl.Expr:

@@ -16,7 +16,7 @@ import polars as pl
 from omb_suite.tuning import files as tuning_files
 from omb_suite.tuning.rules import TuningError
 
-from . import curves, detect, tune
+from . import curves, detect, narrow, tune
 from .ingest import Dataset
 
 #: Exit status when no environment got a tuning file.
@@ -53,6 +53,10 @@ def _unwritable(family: str, version: str, collective: str, algorithm: str) -> s
 def _file(s: tune.Study, allow_unproven: bool) -> tuning_files.TuningFile:
     """The library's file, or :class:`TuningError`: none can be written, or its load cannot
     be proven safe for some collective (unless ``--allow-unproven``)."""
+    if s.unexplained:
+        raise TuningError("not written: the proof found the load slower where no rule of the "
+                          "file serves the call (the load's own; narrowing cannot help): "
+                          + "; ".join(s.unexplained))
     written = tuning_files.write(s.family, s.version, s.rules)
     why = tuning_files.unsafe(s.family, s.version, s.rules)
     if why and not allow_unproven:
@@ -101,16 +105,21 @@ def run(args, ds: Dataset) -> int:
     except tune.NothingToRecommend as err:
         print(f"omb-review tune: nothing to recommend: {err}", file=sys.stderr)
         return EXIT_NOTHING
-    for line in said:
+    slower, unread = narrow.slower_cells(args.narrow or [])
+    for s in found:
+        s.unexplained = narrow.narrow(s, slower)
+    for line in [*said, *unread]:
         print(f"omb-review tune: {line}", file=sys.stderr)
     wrote = 0
     for s in found:
         lines = tune.table(s)
         print("\n".join(lines) + "\n")
-        if not s.rules:
-            print(f"omb-review tune: {s.environ}: nothing to recommend: the default was as fast "
-                  f"as every proven algorithm, beyond the noise, in all {len(s.cells)} cells",
-                  file=sys.stderr)
+        if not s.rules and not s.unexplained:
+            narrowed = sum(c.narrowed is not None for c in s.cells)
+            why = (f"every rule was narrowed away by the proof ({narrowed} cells)" if narrowed
+                   else "the default was as fast as every proven algorithm, beyond the noise, "
+                   f"in all {len(s.cells)} cells")
+            print(f"omb-review tune: {s.environ}: nothing to recommend: {why}", file=sys.stderr)
             continue
         print(_write(args.out, s, lines, args.allow_unproven))
         wrote += 1
