@@ -6,7 +6,7 @@ for every collective it touches and at scales the sweep skipped?
         [--collectives bcast,allreduce,alltoall,allgather] [--check-collectives C1,C2]
         [--scales 2,4] [--validate-scales 3,5] [--max-size 65536] [--sessions 5] [--repeat 5]
         [--oversubscribe 2] [--iterations N] [--system local] [--untouched] [--skip-sweep]
-        [--skip-tune] [--tuned-prefix NAME] [--tuning NAME] [--narrow PROOF_DIR] [--smoke]
+        [--skip-tune] [--tuned-prefix NAME] [--narrow PROOF_DIR] [--smoke]
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -14,9 +14,10 @@ Per environment, for real (ReFrame and OSU, one after another):
      once, so drift over the sweep falls on every algorithm alike; perflogs in
      DIR/<environ>/perflogs; ``--skip-sweep`` reuses them);
   2. ``omb-review tune --allow-unproven`` -> DIR/<environ>/tuning (the library's file and its
-     table; Intel MPI's algorithms can only be forced, not proven); ``--tuning NAME`` writes
-     DIR/<environ>/NAME instead (and the check loads it), ``--narrow PROOF_DIR`` passes a
-     proving run's prefix to ``omb-review tune --narrow`` (rules narrowed to where it held);
+     table; Intel MPI's algorithms can only be forced, not proven); ``--narrow PROOF_DIR``
+     passes a proving run's prefix to ``omb-review tune --narrow`` (rules narrowed to where it
+     held: give a new DIR whose <environ>/perflogs is the sweep's, with ``--skip-sweep``, for
+     the summary adds up every ``tuned*`` folder of DIR/<environ>);
   3. ``OsuTunedCollective`` and ``OsuTunedNonBlocking``: the load against the default in
      one job (``--repeat`` runs of each, alternating), with the family's proof where a rule
      applies (DIR/<environ>/tuned), each writing ``tuning-comparison.json``: every collective
@@ -90,7 +91,7 @@ def pipeline(args, env: str) -> int:
                    where / f'sweep-{session}.log', results)
     # --allow-unproven: Intel MPI's forced algorithms are 'forced-not-proven' (it shows none);
     # the other families' are proven or left out whatever this says
-    tuning, log = where / args.tuning, where / f'{args.tuning.replace("tuning", "tune")}.log'
+    tuning, log = where / 'tuning', where / 'tune.log'
     tuned = 0 if args.skip_tune else _run(
         [str(VENV / 'omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
          '--allow-unproven', '--environ', env, '-o', str(tuning),
@@ -270,9 +271,6 @@ def main() -> int:
     p.add_argument('--skip-sweep', action='store_true')
     p.add_argument('--skip-tune', action='store_true')
     p.add_argument('--tuned-prefix', default='tuned')
-    p.add_argument('--tuning', default='tuning',
-                   help="the tuning folder under DIR/<environ> (tune's output, the check's "
-                        "tuning_dir; tune.log beside it named alike)")
     p.add_argument('--narrow', action='append', type=Path, default=[], metavar='DIR',
                    help="omb-review tune --narrow: a proving run's ReFrame prefix whose slower "
                         "sizes the rules leave to the library (repeatable)")

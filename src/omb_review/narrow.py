@@ -135,6 +135,11 @@ def narrow(s: tune.Study, slower: list[Slower]) -> list[str]:
             mine = [c for c in s.cells if (c.collective, c.ranks, c.nodes) ==
                     (rule.collective, rule.ranks, rule.nodes)]
             at = _cell_at(mine, cell.size)
+            if at is not None and at.narrowed is not None:
+                hit = True  # narrowed by another proof of the same size already
+                s.notes.append(f"narrowed: {rule.collective} at {rule.ranks} ranks, {at.size} B: "
+                               f"slower in the proof at {cell.text()} too ({cell.source})")
+                continue
             if at is None or at.winner == DEFAULT:
                 continue
             hit = True

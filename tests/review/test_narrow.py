@@ -92,6 +92,20 @@ def test_a_rule_slower_across_nodes_leaves_that_size_to_the_library(tmp_path):
                                   "out (the library's own there), slower in the proof at ")
 
 
+def test_two_proofs_of_the_same_slower_size_narrow_it_once(tmp_path):
+    # the bug a real run found: the second proof met the cell the first had narrowed, read
+    # it as the library's own and called the size unexplained (no file written)
+    s = _ompi5_study()
+    for run in ('proof-a', 'proof-b'):
+        _job(tmp_path / run, 'stage', 'OsuTunedCollective_0f442b54_retry1', TWO_NODES)
+    slower, _ = narrow.slower_cells([tmp_path / 'proof-a', tmp_path / 'proof-b'])
+    assert len(slower) == 2
+    assert narrow.narrow(s, slower) == []
+    assert [r.ranks for r in s.rules] == [4]
+    assert s.notes[-1].startswith('narrowed: bcast at 2 ranks, 512 B: slower in the proof at '
+                                  'bcast 2 ranks on 2 node(s) 512 B 1.18 [1.13, 2.29] too (')
+
+
 def test_a_proof_of_another_version_is_not_used(tmp_path):
     s = _ompi5_study()
     _job(tmp_path, 'stage', 'OsuTunedCollective_0f442b54_retry1', TWO_NODES)
