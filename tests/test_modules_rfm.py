@@ -6,6 +6,7 @@ tests run the placement probe (and ``osu_latency`` where OSU is here) through a 
 
 from __future__ import annotations
 
+import subprocess
 from functools import partial
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from lmod_tree import write_tree
 from modules_helpers import LMOD_HOME, lmod_env, needs_debian, needs_lmod
 from rfm_helpers import job_scripts, osu_root, perflog, write_registry
 
+from omb_suite.launch.failures import failure_cause
 from omb_suite.setup import environs
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
@@ -131,3 +133,61 @@ def test_probe_and_osu_run_through_module_load_on_local(tmp_path, site, monkeypa
     if len(loads['openmpi']) == 2:
         lat = perflog(tmp_path, 'OsuPt2Pt')
         assert float(next(r['perf_value'] for r in lat if r['perf_var'] == 'latency_8')) > 0
+
+
+@needs_lmod
+@pytest.mark.parametrize('init', [False, True])
+def test_the_guard_stops_a_job_whose_module_is_not_loaded(tmp_path, site, init):
+    """The lines the checks add after ReFrame's ``module load`` lines, in a real shell: without
+    ``module`` (a scheduler's non-login shell: the upgrade test once measured the MPI on PATH and
+    passed) and with Lmod where the load failed; then a module that did load goes through."""
+    from omb_suite.rfm.environ_facts import modules_guard
+
+    tree, loads = site
+    (mpi,) = loads['openmpi'][:1] or pytest.skip('no Debian Open MPI')
+    env = {k: v for k, v in lmod_env([tree / 'Core']).items() if k != 'MODULESHOME'}
+    start = [f'. {LMOD_HOME}/init/bash'] if init else ['unset -f module ml 2>/dev/null']
+    script = '\n'.join([*start, 'module load openmpi/0.0-gone',
+                        *modules_guard(['openmpi/0.0-gone']), 'echo RAN']) + '\n'
+    out = subprocess.run(['bash', '-c', script], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert out.returncode == 1 and 'RAN' not in out.stdout
+    said = failure_cause(out.stderr)
+    assert said == ('module not loaded: OMB-MODULE-MISSING: openmpi/0.0-gone is not loaded in '
+                    'the job: its module load failed (above)' if init else
+                    "module not loaded: OMB-MODULE-MISSING: the job's shell has no module "
+                    'command: openmpi/0.0-gone not loaded (define it in the environment\'s '
+                    'prepare_cmds, e.g. . /usr/share/lmod/lmod/init/bash)')
+    if init:
+        script = '\n'.join([*start, f'module load {mpi}', *modules_guard([mpi]),
+                            'echo RAN']) + '\n'
+        out = subprocess.run(['bash', '-c', script], capture_output=True, text=True, env=env,
+                             timeout=60)
+        assert (out.returncode, out.stdout) == (0, 'RAN\n'), out.stderr
+
+
+@pytest.mark.e2e
+@needs_lmod
+@needs_debian('openmpi')
+def test_a_job_whose_module_load_fails_fails_naming_the_module(tmp_path, site, monkeypatch):
+    """Open MPI and OSU registered from their modules, then the MPI module renamed in the
+    registry to one the tree does not have: the job's load fails, and osu_latency would run
+    with the MPI on PATH (Debian's, the same library: it passed before the guard)."""
+    from omb_suite.setup import module_envs
+
+    tree, loads = site
+    if len(loads['openmpi']) < 2:
+        pytest.skip('$OSU_ROOT (OSU built with Open MPI) not set')
+    env = lmod_env([tree / 'Core'])
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    (entry,) = module_envs.module_entries([f'openmpi={",".join(loads["openmpi"])}'])
+    gone = ['openmpi/0.0-gone', *entry['modules'][1:]]
+    registry = write_registry(tmp_path / 'environments.json', [{**entry, 'modules': gone}])
+    out = run_reframe(tmp_path, '--system', 'local', '-n', 'OsuPt2Pt%benchmark=osu_latency',
+                      '-E', "placement=='intra_socket'", '-S', 'max_size=8', '-S',
+                      'iterations=100', '-S', 'warmup=10', '-r', registry=registry,
+                      extra_env=env)
+    assert out.returncode != 0
+    assert ('[job: module not loaded: OMB-MODULE-MISSING: openmpi/0.0-gone is not loaded in '
+            'the job: its module load failed (above)]') in out.stdout

@@ -11,6 +11,8 @@ import re
 #: Most telling first: a named node failure beats a generic "Killed".
 _CAUSES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (label, re.compile(pattern)) for label, pattern in (
+        # the job's own guard (omb_suite.rfm.environ_facts.modules_guard): the wrong MPI
+        ('module not loaded', r'^OMB-MODULE-MISSING: .*'),
         ('node failure', r'Node failure on (?P<node>\S+)'),
         ('node failure', r'NODE_FAIL'),
         ('time limit', r'CANCELLED AT \S+ DUE TO TIME LIMIT'),

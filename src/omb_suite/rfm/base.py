@@ -1,14 +1,14 @@
 """The base of every OSU check: one launch that runs OSU through the per-rank wrapper.
 
 :class:`OsuRunBase` finds the OSU program by absolute path, builds ``-m/-x/-i``, launches
-``omb_rank.sh <osu program> <options>`` once (the wrapper reports each rank's host, CPU
-set, socket and NUMA node on stderr and execs OSU, so the placement verified is the one OSU
-ran with), then in sanity verifies the placement (:meth:`check_placement`, children define
-it), parses the OSU table and turns it into per-size performance variables checked against
+``omb_rank.sh <osu program> <options>`` once (the wrapper reports each rank's host, CPU set, socket
+and NUMA node on stderr and execs OSU, so the placement verified is the one OSU ran with), then in
+sanity verifies the placement (:meth:`check_placement`, children define it), parses the OSU table
+and turns it into per-size performance variables checked against
 ``reframe/references/<system>.yaml``.
 
-Attributes a child must provide by the end of ``setup``: ``benchmark`` (a parameter or
-variable naming an entry of ``data/catalogue.yaml``) and the job shape (``num_tasks``,
+Attributes a child must provide by the end of ``setup``: ``benchmark`` (a parameter or variable
+naming an entry of ``data/catalogue.yaml``) and the job shape (``num_tasks``,
 ``num_tasks_per_node``, ``num_nodes``).
 """
 
@@ -31,13 +31,14 @@ from omb_suite.machine.topology import Topology, of_partition
 from omb_suite.osu import binaries, catalogue, curvelog, parsing, versions
 from omb_suite.rfm import environ_facts, mv2, references
 from omb_suite.rfm.cost import ScaleAware
+from omb_suite.rfm.environ_facts import ModulesLoaded
 from omb_suite.rfm.hangs import KnownHangs
 from omb_suite.rfm.iterations import FromHistory
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 
 
-class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
+class OsuRunBase(ModulesLoaded, KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing, placement,
     references; the sweep OSU will run at the job's rank count, the predicted wall time and the
     limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's known hangs:
@@ -180,8 +181,6 @@ class OsuRunBase(KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest)
         reference = references.reference_of(self, path)
         if reference is not None:
             self.reference = reference
-
-    # -- command line -----------------------------------------------------------------
 
     def sweep(self) -> tuple[int | None, int | None]:
         """The ``-m`` range this run asks for (``None`` = OSU's own default)."""

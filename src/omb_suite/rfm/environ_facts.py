@@ -12,9 +12,13 @@ probe's. What cannot be found is said, per environment, never guessed.
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+import reframe as rfm
+from reframe.core.builtins import run_before
 from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 
@@ -110,3 +114,36 @@ def say_what_is_missing() -> None:
             f"partition {part.fullname}: no environment has feature 'mpi' (environments: "
             f'{names}), so no OSU check runs there: add features: [mpi] to the environment '
             'that provides the MPI library (docs/site-config.md)')
+
+
+#: What a job prints (on its error output) when a module of its environment is not loaded;
+#: :mod:`omb_suite.launch.failures` names it as the job's cause.
+MODULE_MISSING = 'OMB-MODULE-MISSING'
+
+
+def modules_guard(modules: Sequence[str]) -> list[str]:
+    """Job-script lines, after ReFrame's ``module load`` lines, that stop the job where a module
+    of its environment is not loaded: a job shell without ``module`` (a non-login shell of the
+    scheduler) or a load that failed (an unknown or conflicting module). Without them the
+    benchmark runs with whatever MPI is on ``PATH`` and passes, measuring the wrong library.
+    Needs ``module is-loaded`` (Lmod, Environment Modules 4 and later)."""
+    if not modules:
+        return []
+    names = ' '.join(modules)
+    out = [f'type module >/dev/null 2>&1 || {{ echo "{MODULE_MISSING}: the job\'s shell has no '
+           f'module command: {names} not loaded (define it in the environment\'s prepare_cmds, '
+           'e.g. . /usr/share/lmod/lmod/init/bash)" >&2; exit 1; }']
+    out += [f'module is-loaded {shlex.quote(m)} || {{ echo "{MODULE_MISSING}: {m} is not loaded '
+            'in the job: its module load failed (above)" >&2; exit 1; }' for m in modules]
+    return out
+
+
+class ModulesLoaded(rfm.RegressionTestPlugin):
+    """A job stops, naming the module, where its environment's modules are not loaded
+    (:func:`modules_guard`); module collections are not checked."""
+
+    @run_before('run')
+    def stop_unless_modules_loaded(self):
+        names = [m['name'] for m in self.current_environ.modules_detailed
+                 if not m.get('collection')]
+        self.prerun_cmds = [*modules_guard(names), *self.prerun_cmds]

@@ -53,7 +53,7 @@ class PlacementProbeBuild(ProbeSourceBuild):
     executable = 'placement_probe'
 
 
-class PlacementProbeBase(PlacedPair, rfm.RunOnlyRegressionTest):
+class PlacementProbeBase(environ_facts.ModulesLoaded, PlacedPair, rfm.RunOnlyRegressionTest):
     """Run the MPI probe alone with the child's ``placement`` and verify it."""
 
     valid_systems = ['*']
