@@ -144,10 +144,12 @@ def test_a_slower_size_inside_a_rule_narrows_the_written_file(tmp_path, capsys):
         json.dumps(data))
     assert main(['tune', str(REPO / 'tests/review/data/tune'), '--no-cache', '-o',
                  str(tmp_path / 'out'), '--narrow', str(proof)]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert '| bcast | 4 | 1 | 0-15 | basic_linear |' in out
     assert '| bcast | 4 | 1 | 16-31 | default | 0.0% | 1 (the library\'s own) | 1 |' in out
     assert '- narrowed: bcast at 4 ranks, 16 B: basic_linear left out' in out
+    assert ('spack-openmpi: 1 slower size(s) in the proofs of --narrow, 1 cell(s) narrowed, 0 '
+            'served by no rule') in err
     rec = json.loads((tmp_path / 'out' / 'spack-openmpi' / 'recommendation.json').read_text())
     assert rec['file'] and [s['start'] for s in rec['rules'][0]['steps']][:3] == [0, 16, 32]
     assert [c['narrowed'] for c in rec['cells'] if c['narrowed']] == [
