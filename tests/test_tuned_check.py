@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,24 @@ def test_the_job_alternates_default_and_tuned_runs_and_adds_the_proof(tmp_path, 
     assert isinstance(proofs[0], tuning.ProofRun)
 
 
+@pytest.mark.skipif('ompi_rules' not in tuning_files.WRITERS, reason='no Open MPI writer yet')
+def test_a_copied_tuning_directory_loads_its_own_files(tmp_path):
+    """recommendation.json's load names the paths where omb-review tune wrote the files; a copy
+    of the directory (deployed, or proven on another cluster) loads its own files, and each
+    proof its canary in their place (with the original's paths the canary replaced nothing: the
+    mini-cluster's MPICH proofs ran the real file)."""
+    copy = shutil.copytree(recommendation(tmp_path / 'orig'), tmp_path / 'copy')
+    shutil.rmtree(tmp_path / 'orig')
+    dry(tmp_path, '-S', f'tuning_dir={copy}')
+    (script,) = [s for s in job_scripts(tmp_path).values() if 'osu_bcast' in s]
+    assert ('export OMPI_MCA_coll_tuned_dynamic_rules_filename='
+            f'{copy}/test-openmpi/openmpi-4.1.4-coll-rules.conf') in script
+    assert str(tmp_path / 'orig') not in script
+    (proof,) = tuning_files.proofs('openmpi', '4.1.4', RULE)
+    (line,) = [x for x in script.splitlines() if f'> proof-{proof.name}.out' in x]
+    assert proof.file_name in line and 'coll-rules.conf' not in line
+
+
 def test_the_check_validates_one_above_and_below_each_measured_scale_and_between_them():
     from omb_suite.rfm.tuned import scales_with_validation
 
@@ -205,11 +224,11 @@ def test_han_serving_bcast_across_nodes_is_told_apart_from_a_failed_proof():
     assert not_reached(err.value, rule, nodes=1) is None  # where it was proven: a failure
 
 
-def test_mpich_reading_the_file_without_reaching_the_rule_across_nodes_is_not_reached():
-    """MPICH 5.0.2 on the mini-cluster, 2 ranks on 2 nodes: its summary names the file it read,
-    but the allreduce canary at 4096 B never fired (every row printed): another branch of its
-    tree served the 2-node communicator. Judged as the library's own only on more nodes than
-    the rule was proven on; a run that did not read the file stays a failed proof."""
+def test_mpich_naming_another_file_than_the_proofs_fails_the_proof():
+    """MPICH 5.0.2 on the mini-cluster, 2 ranks on 2 nodes, the canary never fired: its summary
+    names the real file, not the canary. The tuning directory had been copied, and the check
+    loaded the paths recommendation.json named, so the canary replaced nothing (the check now
+    loads the files of its tuning_dir). A proof that loaded another file than its own fails."""
     from omb_suite.rfm.tuned import not_reached
     from omb_suite.tuning.rules import TuningNotReached, TuningProofError
 
@@ -217,12 +236,37 @@ def test_mpich_reading_the_file_without_reaching_the_rule_across_nodes_is_not_re
               / 'mpich5_allreduce_canary_two_nodes.txt').read_text()
     rule = Rule('allreduce', 2, 1, (Step(0, 'default'), Step(4096, 'recursive_doubling')), 4096)
     proof = tuning_files.proofs('mpich', '5.0.2', rule)[0]
-    with pytest.raises(TuningNotReached, match='did not stop at the canary') as err:
+    with pytest.raises(TuningProofError, match='MPICH read /site/tuning/spack-pip-mpich/mpich-'
+                       "5.0.2-coll-selection.json, not the proof's file proof-canary-allreduce-"
+                       '2-at-4096.txt') as err:
         proof.expect(output)
-    assert 'the file was read' in err.value.served
+    assert not isinstance(err.value, TuningNotReached)
+    # had it named the canary (this text edited so): read, the ruled branch not taken there
+    read = re.sub(r'^MPIR: .*$', f'MPIR: /stage/{proof.file_name}', output, flags=re.M)
+    with pytest.raises(TuningNotReached, match='did not stop at the canary') as err:
+        proof.expect(read)
     assert not_reached(err.value, rule, nodes=2).startswith('allreduce: on 2 nodes served by')
     assert not_reached(err.value, rule, nodes=1) is None
-    unread = re.sub(r'^MPIR: .*$', 'MPIR: MPII_coll_generic_json', output, flags=re.M)
-    with pytest.raises(TuningProofError) as err:
-        proof.expect(unread)
-    assert not isinstance(err.value, TuningNotReached)
+
+
+def test_mpich_4_proves_the_file_read_by_a_launch_it_refuses():
+    """MPICH 4.0.2 names no file it read: its proofs start with the real file holding an
+    algorithm no MPICH has at the canary's place, refused at MPI_Init (a real run on local,
+    tests/data/evidence/mpich4_bcast_read_proof.txt); then a canary that never fired is judged
+    not reached (on more nodes than the rule) instead of failing for want of evidence."""
+    from omb_suite.tuning.rules import TuningNotReached, TuningProofError
+
+    rule = Rule('bcast', 2, 1, (Step(0, 'binomial'), Step(2048, 'default')), 4096)
+    read, canary = tuning_files.proofs('mpich', '4.0.2', rule)
+    assert read.text == canary.text.replace('MPIR_Barrier_intra_smp',
+                                            'MPIR_Bcast_intra_omb_read_proof')
+    output = (Path(__file__).parent / 'data' / 'evidence'
+              / 'mpich4_bcast_read_proof.txt').read_text()
+    assert read.expect(output) == ('mpich-file:read (unrecognized key algorithm=MPIR_Bcast_intra_'
+                                   'omb_read_proof at MPI_Init)')
+    with pytest.raises(TuningProofError, match='did not refuse'):
+        read.expect('# OSU MPI Broadcast Latency Test v7.3\n1                       4.21\n')
+    with pytest.raises(TuningNotReached, match='did not stop at the canary'):
+        canary.expect('# OSU MPI Broadcast Latency Test v7.3\n# Size  Avg\n'
+                      '1                       4.21\n')
+    assert len(tuning_files.proofs('mpich', '5.0.2', rule)) == 1  # 5.0 names the file it read

@@ -143,8 +143,13 @@ class TunedComparison(rfm.RegressionTestPlugin):
                                  rules[0]['last_size']) if rules else None
         # absolute, as recommendation.json's load names it (a relative -S tuning_dir is
         # relative to where reframe was started)
-        self.tuning_file = str((Path(self.tuning_dir) / rec['environ'] / rec['file']).resolve())
-        self._load = rec['load']
+        where = (Path(self.tuning_dir) / rec['environ']).resolve()
+        self.tuning_file = str(where / rec['file'])
+        # the files of this tuning_dir, wherever omb-review tune wrote them (its load names
+        # their paths then: a copied or deployed directory would load the originals)
+        mine = {rec['file'], *rec.get('companions', [])}
+        self._load = {k: str(where / os.path.basename(v)) if os.path.basename(v) in mine else v
+                      for k, v in rec['load'].items()}
         oversub = (families.get(family)['forcing']['oversubscribe_env']
                    if self.oversubscribe > 1 else {})
         self.env_vars = {**self.env_vars, **oversub, **self._load}
@@ -178,11 +183,11 @@ class TunedComparison(rfm.RegressionTestPlugin):
         self._proofs = (tuning_files.proofs(self.mpi_family, self.mpi_version, self._rule)
                         if self._rule else [])
         for p in self._proofs:
-            Path(self.stagedir, f'proof-{p.name}.txt').write_text(p.text)
+            Path(self.stagedir, p.file_name).write_text(p.text)
             load = {**self._load, **p.env}
             for key, value in self._load.items():
                 if os.path.realpath(value) == os.path.realpath(self.tuning_file):
-                    load[key] = os.path.join(self.stagedir, f'proof-{p.name}.txt')
+                    load[key] = os.path.join(self.stagedir, p.file_name)
             env = ' '.join(f'{k}={shlex.quote(v)}' for k, v in load.items())
             # stdout and stderr apart: OSU's rows are buffered, the library's error is not,
             # and the proof reads the rows before the error

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections.abc import Callable
 from functools import cache
@@ -300,10 +301,29 @@ def proofs(rule: Rule, version: str) -> list[ProofRun]:
     size = canary_size(rule.steps[index].start, ends[index])
     text = json.dumps(_tree([rule], version, canary=index), indent=1) + '\n'
     companion = bool(_routed([rule]))
-    return [ProofRun(f'canary-{rule.collective}-{rule.ranks}-at-{size}', text,
-                     {'MPIR_CVAR_DEBUG_SUMMARY': '1'},
-                     lambda output: expect_canary(output, rule.collective, size,
-                                                  companion=companion))]
+    names = version_in(version, _config()['names_file_read'])
+    name = f'canary-{rule.collective}-{rule.ranks}-at-{size}'
+    canary = ProofRun(name, text, {'MPIR_CVAR_DEBUG_SUMMARY': '1'},
+                      lambda output: expect_canary(output, rule.collective, size,
+                                                   companion=companion, names_file=names,
+                                                   loaded=ProofRun(name, '', {}, str).file_name))
+    if names:
+        return [canary]
+    unknown = _config()['read_proof_algorithm']
+    read = text.replace(f"algorithm={_config()['canary_algorithm']}", f'algorithm={unknown}')
+    return [ProofRun(f'read-{rule.collective}-{rule.ranks}', read, {},
+                     lambda output: expect_read(output, unknown)), canary]
+
+
+def expect_read(output: str, unknown: str) -> str:
+    """Evidence that the ranks read the file: MPI_Init refused the algorithm no MPICH has,
+    before OSU's first row; or TuningProofError."""
+    refused = [m for m in _REFUSED.findall(output) if unknown in m]
+    if not refused or _OSU_ROW.search(output):
+        raise TuningProofError(f'MPICH did not refuse the read proof\'s unknown algorithm '
+                               f'{unknown} at MPI_Init: the ranks did not read the file '
+                               '(its variable not passed to them?)')
+    return f'mpich-file:read ({refused[0]} at MPI_Init)'
 
 
 _BUILT_IN = 'MPII_coll_generic_json'  # what MPICH 5's summary names for its own MPIR tree
@@ -314,13 +334,21 @@ def _read(output: str) -> str | None:
     return (_SUMMARY.findall(output) or [None])[-1]
 
 
-def expect_canary(output: str, collective: str, start: int, *, companion: bool = False) -> str:
+def expect_canary(output: str, collective: str, start: int, *, companion: bool = False,
+                  names_file: bool = True, loaded: str | None = None) -> str:
     """Evidence that the canary took effect exactly at ``start`` bytes (OSU's sizes
     double, so the row below ``start`` is the last one printed), or TuningProofError.
-    ``companion``: the launch loads the ch4 companion too (MPICH 5 names the file it read)."""
+    ``companion``: the launch loads the ch4 companion too (MPICH 5 names the file it read);
+    ``names_file`` False: the library names no file it read (MPICH 4.0), a read proof beside
+    this one shows it read; ``loaded``: the name of the file the launch loads, which a library
+    that names the file it read must name."""
     refused = _REFUSED.search(output)
     if refused:
         raise TuningProofError(f'MPICH refused the file at MPI_Init: {refused.group(0)}')
+    source = _read(output)
+    if loaded and source not in (None, _BUILT_IN) and os.path.basename(source) != loaded:
+        raise TuningProofError(f'MPICH read {source}, not the proof\'s file {loaded}: the '
+                               "proof's variable did not reach the ranks")
     table = output[output.rfind('# Size'):] if '# Size' in output else ''
     sizes = [int(s) for s in _OSU_ROW.findall(table)]
     if _ASSERT not in output:
@@ -331,6 +359,10 @@ def expect_canary(output: str, collective: str, start: int, *, companion: bool =
             # MPICH 5 names the file it read: read, and the ruled branch not taken (on more
             # nodes, a branch or node-aware composition of its tree the rule is not in)
             raise TuningNotReached(said, "another branch of MPICH's tree (the file was read)")
+        if not names_file:
+            # MPICH 4.0 names no file: the read proof launched beside this one shows it read
+            raise TuningNotReached(said, "another branch of MPICH's tree (the read proof shows "
+                                   'the file read)')
         raise TuningProofError(said)
     if any(size >= start for size in sizes) or (start > 0 and not sizes) \
             or (sizes and 2 * max(sizes) < start):

@@ -78,3 +78,9 @@ class ProofRun:
     text: str
     env: dict[str, str]
     expect: Callable[[str], str]
+
+    @property
+    def file_name(self) -> str:
+        """The name the proving check gives the file it loads (a library that names the file
+        it read is held to it)."""
+        return f'proof-{self.name}.txt'
