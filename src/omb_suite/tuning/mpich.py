@@ -53,7 +53,10 @@ the run without the companion goes through), it proves the companion read and ro
 size too. It does not prove the other boundaries, nor that the real file's algorithm ran:
 MPICH accepted its name at ``MPI_Init`` and nothing else tells. MPICH 5 with
 ``MPIR_CVAR_DEBUG_SUMMARY=1`` also prints ``MPIR: <file>`` and ``MPID: <ch4 file>``
-(ch4_init.c), checked where present.
+(ch4_init.c), checked where present: it must name the canary's own file. MPICH 4.0 names
+none, so its proofs start with a read launch (:func:`expect_read`): the real file with an
+algorithm no MPICH has at the canary's place, refused at ``MPI_Init``; a canary that then never
+fires was read and not reached (:class:`TuningNotReached`).
 """
 
 from __future__ import annotations
