@@ -240,11 +240,18 @@ def summary(where: Path) -> tuple[list[str], int]:
                      f'{retried} test(s); the counts above are the last attempt\'s')
         lines += [f'    first attempt: {name}: {reason}' for name, reason in first_failures(where)]
     # tests that failed at the last attempt too, each with ReFrame's reason (a proof, a
-    # slower cell, or a run that did not complete: then no comparison counts above)
-    text = re.sub(r'\x1b\[[0-9;]*m', '', '\n'.join(logs))
-    for name, reason in re.findall(r'FAILURE INFO for (.+?) \(run: .*?\* Reason: ([^\n]+)',
-                                   text, re.S):
-        lines.append(f'  FAILED: {name}: {reason[:200]}')
+    # slower cell, or a run that did not complete: then no comparison counts above), unless a
+    # later run (a later log, or its retry) passed it
+    failed: dict[str, str] = {}
+    for log in logs:
+        text = re.sub(r'\x1b\[[0-9;]*m', '', log)
+        for outcome, name in re.findall(r'^\[ +(OK|FAIL) \] \(\s*\d+/\d+\) (.+?) /[0-9a-f]{8} @',
+                                        text, re.M):
+            failed.pop(name, None) if outcome == 'OK' else failed.setdefault(name, '?')
+        for name, reason in re.findall(r'FAILURE INFO for (.+?) \(run: .*?\* Reason: ([^\n]+)',
+                                       text, re.S):
+            failed[name] = reason
+    lines += [f'  FAILED: {name}: {reason[:200]}' for name, reason in failed.items()]
     return lines, len(slower)
 
 

@@ -66,3 +66,22 @@ def test_a_re_measured_job_shows_why_its_first_attempt_failed(tmp_path):
     assert 'failed at the first attempt and re-measured (--max-retries 1): 1 test(s)' in text
     assert f'first attempt: {name}: {reason}' in text
     assert 'first attempt: tuned-78-report.json: unreadable report' in text
+
+
+def test_a_test_a_later_run_passed_is_not_listed_failed(tmp_path):
+    """ReFrame's lines of two runs split by --tuned-prefix (as tuning_gain.py logs them): a test
+    that failed in the first and passed in the second is not named FAILED; one that failed in
+    the second is, with its reason."""
+    place(tmp_path, 'tuned', 'output', 'OsuTunedCollective_58b4b0f0', 'bcast-4.json')
+    name = 'OsuTunedCollective %case=osu_bcast/default %scale=2 %mapping=core'
+    other = 'OsuTunedCollective %case=osu_gather/default %scale=3 %mapping=core'
+    fail = '[     FAIL ] (1/2) {} /0f442b54 @minicluster:alloc+spack-mpich\n'
+    info = ('FAILURE INFO for {} (run: 1/1)\n  * Description: x\n  * Reason: sanity error: '
+            '{}\n')
+    (tmp_path / 'tuned-2.log').write_text(fail.format(name) + info.format(name, 'proof failed'))
+    (tmp_path / 'tuned-p2.log').write_text(
+        f'[       OK ] (1/2) {name} /0f442b54 @minicluster:alloc+spack-mpich\n'
+        + fail.format(other) + info.format(other, 'slower at 2 B'))
+    lines, _ = tuning_gain().summary(tmp_path)
+    assert [line for line in lines if 'FAILED' in line] == [
+        f'  FAILED: {other}: sanity error: slower at 2 B']
