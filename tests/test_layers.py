@@ -28,7 +28,7 @@ ARROWS: dict[str, set[str]] = {
     'build_cache': set(),
 }
 #: Top modules every package may import: they import no package of ours.
-BASE = {'yamldata'}
+BASE = {'yamldata', 'perflog_schema'}
 #: The one module outside the layer that imports ReFrame: its launcher registry, no more
 #: (settings.py imports it, and so does every reader of the site configuration).
 LIGHT = {SRC / 'launch/launchers.py': ('reframe.core.backends', 'reframe.core.exceptions',

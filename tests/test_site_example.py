@@ -89,11 +89,15 @@ def test_the_flux_launcher_is_registered_by_the_file_itself(tmp_path):
     assert re.search(r'\bflux run -N 2 -n 2 .*osu_latency', script, re.M), script
 
 
-def test_the_perflog_format_has_every_column_of_the_suites_own():
-    """The columns omb-review reads, as reframe/config/settings.py writes them."""
-    def columns(path: Path) -> list[str]:
-        tree = ast.parse(path.read_text())
-        return next(ast.literal_eval(node.value) for node in ast.walk(tree)
-                    if isinstance(node, ast.Assign)
-                    and getattr(node.targets[0], 'id', '') == 'PERFLOG_COLUMNS')
-    assert columns(EXAMPLE) == columns(REPO / 'reframe' / 'config' / 'settings.py')
+def test_the_perflog_handler_is_the_suites_own_definition():
+    """The example writes the records omb-review reads with the suite's one definition of the
+    columns (omb_suite.perflog_schema), as reframe/config/settings.py does."""
+    from omb_suite import perflog_schema
+
+    for path in (EXAMPLE, REPO / 'reframe' / 'config' / 'settings.py'):
+        calls = [node for node in ast.walk(ast.parse(path.read_text()))
+                 if isinstance(node, ast.Call) and getattr(node.func, 'attr', '') == 'handler'
+                 and getattr(node.func.value, 'id', '') == 'perflog_schema']
+        assert calls, f'{path.name} does not build its perflog handler with perflog_schema'
+    assert perflog_schema.handler('/p')['format'].split('|')[0] == '%(check_job_completion_time)s'
+    assert '%(version)s' in perflog_schema.handler('/p')['format']

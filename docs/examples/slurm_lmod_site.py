@@ -7,6 +7,7 @@ Copy it, then change the names, the processor, the node count and the module nam
 cluster's. tests/test_site_example.py dry-runs this very file.
 """
 
+from omb_suite import perflog_schema
 from omb_suite.launch import launchers
 
 # Adds the launchers ReFrame lacks (`flux`, `jsrun`, `pals`) to ReFrame's registry; needed
@@ -22,18 +23,6 @@ PROCESSOR = {'num_cpus': 128, 'num_cpus_per_core': 1, 'num_sockets': 2,
 #: Nodes of the partition (the largest collective scale and the all-node start-up run on
 #: all of them); srun's `--mpi` plugin per MPI family (`srun --mpi=list` shows yours).
 EXTRAS = {'num_nodes': 64, 'srun_mpi': {'openmpi': 'pmix', 'mpich': 'pmi2'}}
-
-#: The perflog columns `omb-review` reads (docs/perflogs.md), in the suite's order.
-PERFLOG_COLUMNS = (
-    'job_completion_time', 'result', 'system', 'partition', 'environ', 'name',
-    'display_name', 'jobid', 'job_nodelist', 'num_nodes', 'num_tasks', 'num_tasks_per_node',
-    'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
-    'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
-    'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'environ_modules',
-    'placement_observed', 'algorithm_evidence', 'session_tag', 'series', 'warmup', 'iterations',
-    'warmup_large', 'iterations_large', 'version', 'perf_var',
-    'perf_value', 'perf_unit', 'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',
-)
 
 site_configuration = {
     'systems': [
@@ -105,16 +94,8 @@ site_configuration = {
             # one perflog record per performance variable, as omb-review reads them
             'perflog_multiline': True,
             'handlers_perflog': [
-                {
-                    'type': 'filelog',
-                    'basedir': '/shared/reframe/perflogs',
-                    'prefix': '%(check_system)s/%(check_partition)s',
-                    'level': 'info',
-                    'format': '|'.join('%(version)s' if c == 'version' else f'%(check_{c})s'
-                                       for c in PERFLOG_COLUMNS),
-                    'datefmt': '%FT%T%:z',
-                    'append': True,
-                },
+                # the suite's columns (docs/perflogs.md) under your perflog directory
+                perflog_schema.handler('/shared/reframe/perflogs'),
             ],
         },
     ],

@@ -24,6 +24,7 @@ import importlib.util
 import os
 from pathlib import Path
 
+from omb_suite import perflog_schema
 from omb_suite.launch import launchers
 from omb_suite.setup import environs
 
@@ -101,20 +102,8 @@ def _polled_fast(systems: list) -> list[str]:
 
 SYSTEMS = _load_systems()
 
-#: Columns of every perflog record, in order (see docs/perflogs.md).
-PERFLOG_COLUMNS = (
-    'job_completion_time', 'result', 'system', 'partition', 'environ', 'name',
-    'display_name', 'jobid', 'job_nodelist', 'num_nodes', 'num_tasks', 'num_tasks_per_node',
-    'benchmark', 'placement', 'mapping', 'algorithm', 'window_size', 'processes', 'rma_window',
-    'rma_sync', 'buffers', 'mpi_family', 'mpi_version',
-    'osu_version', 'osu_spec', 'mpi_spec', 'spack_lock', 'environ_modules',
-    'placement_observed', 'algorithm_evidence', 'session_tag', 'series', 'warmup', 'iterations',
-    'warmup_large', 'iterations_large',
-    'version', 'perf_var',
-    'perf_value', 'perf_unit', 'perf_ref', 'perf_lower_thres', 'perf_upper_thres', 'perf_result',
-)
-#: Columns ReFrame fills itself rather than from the check (``version``: ReFrame's own).
-RUNTIME_COLUMNS = {'version'}
+#: Columns of every perflog record, in order (one definition: omb_suite.perflog_schema).
+PERFLOG_COLUMNS = perflog_schema.columns()
 
 site_configuration = {
     'systems': SYSTEMS,
@@ -132,16 +121,7 @@ site_configuration = {
                 },
             ],
             'handlers_perflog': [
-                {
-                    'type': 'filelog',
-                    'basedir': str(RESULTS),
-                    'prefix': '%(check_system)s/%(check_partition)s',
-                    'level': 'info',
-                    'format': '|'.join(f'%({c})s' if c in RUNTIME_COLUMNS else f'%(check_{c})s'
-                                       for c in PERFLOG_COLUMNS),
-                    'datefmt': '%FT%T%:z',
-                    'append': True,
-                },
+                perflog_schema.handler(str(RESULTS)),
             ],
         }
     ],

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import yaml
 
+from omb_suite import perflog_schema
 from omb_suite.osu import catalogue
 from omb_suite.osu.parsing import (
     OsuOutput,
@@ -39,13 +40,8 @@ SETTABLE = (
     "algorithm", "buffers", "num_nodes", "num_tasks", "num_tasks_per_node", "session_tag",
     "benchmark", "test",
 )
-#: Perflog columns in the suite's order (reframe/config/settings.py PERFLOG_COLUMNS).
-ORDER = (
-    "job_completion_time", "result", "system", "partition", "environ", "name", "jobid",
-    "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement", "mapping",
-    "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers", "mpi_family",
-    "mpi_version", "osu_version", "session_tag", "perf_var", "perf_value", "perf_unit",
-)
+#: Perflog columns in the suite's order (one definition: omb_suite.perflog_schema).
+ORDER = perflog_schema.columns()
 _PAIRS = {"latency", "bandwidth", "bibw", "latency_mt", "latency_mp", "one_sided"}
 #: "OSU MPI_Put ...", "OSU MPI One Sided ...", "OSU One Sided ...", "OSU Allgather ...": the
 #: title's key starts after "OSU" and "MPI".

@@ -4,7 +4,7 @@ Latency per link from ``osu_latency``'s 8-byte latency, bandwidth per link from 
 4 MiB bandwidth (median over the records), then, for every benchmark, scale and link measured,
 the ratio of what OSU reported to what the latency-bandwidth model says, per size (median over
 the records): the collective cost per scale. Records are the perflog's rows as dicts keyed by
-its header (``reframe/config/settings.py`` PERFLOG_COLUMNS); :func:`read_perflog` reads one
+its header (:mod:`omb_suite.perflog_schema`); :func:`read_perflog` reads one
 file, reporting malformed lines instead of dropping them.
 """
 
