@@ -7,9 +7,8 @@ sanity verifies the placement (:meth:`check_placement`, children define it), par
 and turns it into per-size performance variables checked against
 ``reframe/references/<system>.yaml``.
 
-Attributes a child must provide by the end of ``setup``: ``benchmark`` (a parameter or variable
-naming an entry of ``data/catalogue.yaml``) and the job shape (``num_tasks``,
-``num_tasks_per_node``, ``num_nodes``).
+Attributes a child must provide by the end of ``setup``: ``benchmark`` (an entry of
+``data/catalogue.yaml``) and the job shape (``num_tasks``, ``num_tasks_per_node``, ``num_nodes``).
 """
 
 from __future__ import annotations
@@ -34,11 +33,13 @@ from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.environ_facts import ModulesLoaded
 from omb_suite.rfm.hangs import KnownHangs
 from omb_suite.rfm.iterations import FromHistory
+from omb_suite.rfm.node_state import NodeStateRecorded
 from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 
 
-class OsuRunBase(ModulesLoaded, KnownHangs, FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
+class OsuRunBase(NodeStateRecorded, ModulesLoaded, KnownHangs, FromHistory, ScaleAware,
+                 rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing, placement,
     references; the sweep OSU will run at the job's rank count, the predicted wall time and the
     limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's known hangs:
