@@ -29,7 +29,7 @@ from .normalise import COLUMNS, empty, normalise
 from .perflog import Problem, read_perflog
 from .sources import read_report, read_results_db
 
-CACHE_VERSION = f"6/polars-{pl.__version__}"  # record hashes are stable within a version
+CACHE_VERSION = f"7/polars-{pl.__version__}"  # record hashes are stable within a version
 ROTATED = re.compile(r"\.log(\.h\d+)?$")
 RUN_KEY = ("system", "partition", "environ", "name", "jobid")
 RECORD_KEY = (*RUN_KEY, "perf_var", "time")

@@ -28,7 +28,8 @@ STRING_COLUMNS = (
     "placement", "mapping", "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family",
     "mpi_version", "osu_version", "reframe_version",
     "osu_spec", "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence",
-    "session_tag", "series", "warmup", "iterations", "perf_var", "perf_unit", "perf_result",
+    "session_tag", "session_id", "series", "warmup", "iterations", "node_state", "perf_var",
+    "perf_unit", "perf_result",
 )
 INT_COLUMNS = ("num_nodes", "num_tasks", "num_tasks_per_node", "window_size", "processes")
 NUMBER_COLUMNS = ("perf_value", "perf_ref", "perf_lower_thres", "perf_upper_thres")
@@ -43,8 +44,8 @@ COLUMNS = (
     "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement", "mapping",
     "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers", "mpi_family",
     "mpi_version", "osu_version", "reframe_version", "osu_spec", "mpi_spec", "spack_lock",
-    "placement_observed", "algorithm_evidence", "session_tag", "series", "warmup", "iterations",
-    "perf_var", "value", "unit",
+    "placement_observed", "algorithm_evidence", "session_tag", "session_id", "series", "warmup",
+    "iterations", "node_state", "perf_var", "value", "unit",
     "ref", "lower", "upper",
     "perf_result", "unknown", "source", "line",
 )

@@ -24,7 +24,7 @@ ATTRS = (
     "mapping", "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers",
     "mpi_family", "mpi_version", "osu_version", "osu_spec",
     "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence", "session_tag",
-    "series", "warmup", "iterations",
+    "session_id", "series", "warmup", "iterations", "node_state",
 )
 
 

@@ -1,5 +1,10 @@
-"""Every OSU job records what its node was doing (``node_state``), and a reference missed while
+"""The circumstances of every OSU run, in its perflog record: what its node was doing
+(``node_state``) and the ReFrame session it belongs to (``session_id``); a reference missed while
 the node was busy says so instead of passing for a regression of the MPI.
+
+``session_id`` is this ReFrame process's start and process id (``20261128T194101-4242``): the
+runs of one ``reframe`` command share it, those of ``--reruns`` included, so ``omb-review``
+tells sessions apart even when they share a ``session_tag`` (three ``upgrade=pre`` sessions).
 
 The job runs ``job_sources/omb_node_state.sh`` just before and just after the benchmark's launch
 (its first node; on a cluster that is the node the batch script runs on); the pair is judged by
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from datetime import datetime, timezone
 
 import reframe as rfm
 from reframe.core.builtins import run_before, variable
@@ -25,9 +31,16 @@ from reframe.core.exceptions import PerformanceError
 
 from omb_suite.machine import node_state, probe
 
+#: This ReFrame session (one process): its start and process id.
+SESSION_ID = f'{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}'
 
-class NodeStateRecorded(rfm.RegressionTestPlugin):
-    """The ``node_state`` of each run (perflog column), and busy nodes named in failures."""
+
+class RunCircumstances(rfm.RegressionTestPlugin):
+    """``node_state`` and ``session_id`` of each run (perflog columns), and busy nodes named in
+    failures."""
+
+    #: The ReFrame session this run belongs to (perflog column ``session_id``).
+    session_id = variable(str, value=SESSION_ID)
 
     #: What the job's first node was doing during the launch (perflog column ``node_state``:
     #: ``quiet cpu_wait=0.004 steal=0.000 load=2.05 cpus=2 ranks=2``, or ``busy ...``);
