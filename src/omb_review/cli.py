@@ -9,15 +9,11 @@ from pathlib import Path
 
 import polars as pl
 
-from . import gate, importer, osu_changes
+from . import gate, importer
+from .check import EXIT_NEW_SERIES, EXIT_NOTHING_JUDGED, EXIT_USAGE, check
 from .detect import Settings
 from .ingest import Dataset, load
 from .siteconfig import ConfigError, default_config, link_peaks
-
-EXIT_REGRESSION = 1
-EXIT_USAGE = 2
-EXIT_NOTHING_JUDGED = 3  # every series insufficient: the gate could say nothing
-EXIT_NEW_SERIES = 4  # series of the judged session without a baseline: not judged, not a pass
 
 
 def _when(text: str) -> datetime:
@@ -74,14 +70,25 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _gate_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("windows and thresholds")
-    g.add_argument("--since", type=_when, help="latest window: runs at/after this date")
-    g.add_argument("--latest", type=int, help="latest window: the last N runs of each series")
+    g.add_argument("--since", type=_when, help="judged: the sessions at/after this date (and "
+                   "the ones just before, up to --confirm)")
+    g.add_argument("--latest", type=int, help="judged: the last N sessions of each series")
     g.add_argument("--session-gap", type=float, default=12.0, metavar="HOURS",
-                   help="default latest window: runs within HOURS of the series' last run (12)")
+                   help="a system's judged session: its runs within HOURS of its newest (12)")
     g.add_argument("--baseline", type=_range, metavar="START..END",
-                   help="baseline window (default: up to --baseline-runs runs before the latest "
-                   "window, cut at the most recent change point)")
-    g.add_argument("--baseline-runs", type=int, default=30, help="default baseline size (30)")
+                   help="baseline window (default: up to --baseline-runs sessions before the "
+                   "judged ones)")
+    g.add_argument("--baseline-runs", type=int, default=30, metavar="SESSIONS",
+                   help="default baseline size, in sessions (30)")
+    g.add_argument("--confirm", type=int, default=Settings.confirm, metavar="SESSIONS",
+                   help="sessions that must each be worse for a regression; fewer are a WATCH "
+                   f"(default {Settings.confirm}; 1: one session decides)")
+    g.add_argument("--min-sizes", type=int, default=Settings.min_sizes, metavar="N",
+                   help="adjacent message sizes a change must hold over to be named "
+                   f"(default {Settings.min_sizes})")
+    g.add_argument("--z", type=float, default=Settings.z_session, dest="z_session",
+                   help="a session is worse beyond this many sigmas of the noise sessions have "
+                   f"shown in its series (default {Settings.z_session})")
     g.add_argument("--threshold", type=float, default=0.05,
                    help="smallest relative change reported (default 0.05 = 5%%)")
     g.add_argument("--override", type=parse_override, action="append", default=[],
@@ -221,62 +228,35 @@ def _load(args) -> Dataset:
 
 def _settings(args) -> Settings:
     return Settings(threshold=args.threshold, alpha=args.alpha,
-                    baseline_runs=args.baseline_runs, fdr=args.fdr)
+                    baseline_runs=args.baseline_runs, fdr=args.fdr, confirm=args.confirm,
+                    min_sizes=args.min_sizes, z_session=args.z_session)
 
 
-def _judge(args, ds: Dataset) -> list[gate.SeriesResult]:
-    windows = gate.Windows(args.since, args.latest, timedelta(hours=args.session_gap),
-                           args.baseline)
-    ds.frame, splits, notes = osu_changes.split(ds.frame)  # OSU changed the benchmark
-    for note in notes:
-        print(f"omb-review: {note}", file=sys.stderr)
-    ds.notes += notes
-    results = gate.run(ds.frame, windows, _settings(args), args.override)
-    osu_changes.mark(results, splits)
-    return results
-
-
-def _not_a_pass(what: str, flag: str, allowed: bool, code: int, when: str) -> int:
-    """Say why the verdict is not a pass; exit 0 where ``flag`` allows it, else ``code``."""
-    print(f"omb-review check: {what}: this is not a pass"
-          + (f"; {flag}: exit 0" if allowed else f"; exit {code} ({flag} {when})"),
-          file=sys.stderr)
-    return 0 if allowed else code
-
-
-def _verdict_code(args, counts: dict[str, int], total: int) -> int:
-    """The exit status: a regression, nothing judged, series without a baseline, or a pass."""
-    if counts["regression"]:
-        return EXIT_REGRESSION
-    if counts["insufficient"] == total:
-        return _not_a_pass(f"no series judged ({total} series, none with a baseline and latest "
-                           "runs to compare)", "--allow-empty", args.allow_empty,
-                           EXIT_NOTHING_JUDGED, "for a site's first runs")
-    if counts["new"]:
-        return _not_a_pass(f"{counts['new']} series of the judged session have no baseline "
-                           "(see NEW above)", "--allow-new", args.allow_new, EXIT_NEW_SERIES,
-                           "when they are new on purpose")
-    return 0
+def _windows(args) -> gate.Windows:
+    return gate.Windows(args.since, args.latest, timedelta(hours=args.session_gap),
+                        args.baseline)
 
 
 def cmd_check(args) -> int:
     from . import gate_output
-    from .findings import findings
 
     ds = _load(args)
-    results = _judge(args, ds)
-    found = findings(results, ds.frame)
-    for line in gate_output.report(results, found, args.show, _settings(args)):
+    out = check(ds.frame, _windows(args), _settings(args), args.override, args.allow_empty,
+                args.allow_new)
+    ds.notes += out.notes
+    for line in gate_output.report(out.results, out.found, args.show, _settings(args)):
         print(line)
-    counts = gate_output.counts(results)
-    print(f"{len(results)} series: "
+    counts = gate_output.counts(out.results)
+    print(f"{len(out.results)} series: "
           + ", ".join(f"{counts[s]} {s}" for s in gate_output.STATUSES)
           + f" ({counts['new']} of them new); "
-          f"{sum(f.status == 'regression' for f in found)} regression findings (curves); "
-          f"judged {gate_output.judged(results)}; "
+          f"{len(out.regressions())} regression findings (curves); "
+          f"judged {gate_output.judged(out.results)}; "
           f"{len(ds.problems)} unreadable lines; verdicts in {args.json}")
-    gate_output.write_json(args.json, results, found, ds.problems, ds.notes)
-    return _verdict_code(args, counts, len(results))
+    gate_output.write_json(args.json, out.results, out.found, ds.problems, ds.notes)
+    for line in out.why:
+        print(line, file=sys.stderr)
+    return out.code
 
 
 def cmd_report(args) -> int:
@@ -289,7 +269,7 @@ def cmd_report(args) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     ds = _load(args)
-    results = _judge(args, ds)
+    results = check(ds.frame, _windows(args), _settings(args), args.override).results
     path = report_build.build(args, ds, results, peaks | dict(args.link_peak))
     print(f"wrote {path}")
     return 0

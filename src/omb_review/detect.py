@@ -38,9 +38,13 @@ class Settings:
     min_step: float = 0.02
     min_segment: int = 3
     min_baseline: int = 3
-    baseline_runs: int = 30
+    baseline_runs: int = 30  # the gate's baseline: sessions (gate.judge)
     recent: int = 6  # a level that began within this many runs is the latest window
     fdr: bool = False  # alpha bounds the false discovery rate over all series (gate.control_fdr)
+    confirm: int = 2  # sessions that must each be worse for a regression (gate.judge)
+    min_sizes: int = 2  # adjacent message sizes a verdict must hold over (coherence)
+    z_session: float = 3.0  # a judged session is worse beyond this many noise sigmas (gate)
+    short_baseline: float = 3.0  # z_session widened by sqrt(1 + this / baseline sessions)
 
 
 def noise(y: np.ndarray) -> float:

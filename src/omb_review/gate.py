@@ -1,27 +1,40 @@
-"""The CI gate: judge every series' latest runs against its baseline window.
+"""The CI gate: judge every series' latest sessions against the sessions before them.
 
-Windows per series (values only; failed runs have no value and are counted apart):
+A series is judged by **sessions** (:mod:`omb_review.sessions`: one ``reframe`` command, its
+``--reruns`` included), each by its best run; runs measured on a busy node
+(perflog column ``node_state``) and failed runs are left out (counted apart):
 
-- latest: runs at or after ``since``; else the last ``latest`` runs; else the runs within
-  ``session_gap`` of the series' last run (one nightly session, however many repetitions),
-  extended back to a change point among the last ``recent`` runs (all runs of a new level);
-- baseline: runs in the explicit ``baseline`` time range; else up to ``baseline_runs`` runs
-  before the latest window, cut at the most recent change point inside that window (before a
-  step that made things worse, so an older regression is still caught and dated; after a step
-  that made things better, which is the new normal).  After ``baseline_runs`` runs at a new
-  level, that level is the reference.
+- judged sessions: the last ``confirm`` (2) sessions of the series; with ``since``, every
+  session at or after it (and the sessions just before, up to ``confirm``); with ``latest``,
+  the last ``latest`` sessions;
+- baseline: up to ``baseline_runs`` sessions before the first judged one (or those in the
+  explicit ``baseline`` time range); at least ``min_baseline``;
+- each judged session is **worse** when its value is worse than the baseline's median by the
+  threshold and by ``z_session`` times the noise a session has shown in this series' own history
+  (:func:`omb_review.sessions.noise`, widened for a short baseline);
+- the series is a **regression** when each of its last ``confirm`` judged sessions is worse,
+  so one session at an unlucky moment of the machine is never a finding; with fewer judged
+  sessions than ``confirm``, each worse, it is a **watch** (said, not failing: the next session
+  confirms or clears it). With more judged sessions than ``confirm`` (``--since`` a week ago),
+  their median is judged the same way (noise shrunk by their number) and each of the last
+  ``confirm`` must have moved by the threshold. Improvements alike.
 
-The judged session is the runs at or after ``since``, else the newest session of each system:
-its runs within ``session_gap`` of its newest run (those with the newest run's session tag,
-where it has one).  A series with a value in it and fewer than ``min_baseline`` runs before
-its latest window (a new library, a renamed environment, too short a history) is ``new``:
-the gate could not judge it, and ``omb-review check`` does not call that a pass.  Each verdict
-keeps the software of its two windows (environment, MPI and OSU versions) to say what was
-judged.
+A regression of one message size alone is noise more often than not: :mod:`.coherence` keeps a
+verdict only where it holds over ``min_sizes`` adjacent sizes of its curve. Change points of
+the session values (``detect.change_points``) date a finding and cut the baseline: before a
+step that made the series worse (so a regression that began before the judged sessions is
+still judged against the level before it), after one that made it better (the new normal).
+
+The judged session of a system is its newest: runs within ``session_gap`` of its newest run
+(those with the newest run's session tag, where it has one). A series measured there with
+fewer than ``min_baseline`` sessions before its judged ones is ``new``: not judged, and
+``omb-review check`` does not call that a pass. Each verdict keeps the software of its two
+windows (environment, MPI and OSU versions) to say what was judged.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -30,16 +43,21 @@ import numpy as np
 import polars as pl
 from tqdm import tqdm
 
-from .detect import Settings, Verdict, bh_adjust, change_points, compare, hampel, noise
+from omb_suite.machine import node_state
+
+from . import sessions
+from .detect import Settings, Verdict, bh_adjust, change_points, hampel
 from .series import SERIES_KEYS, grouped, label, threshold_for, worse_when
 
 #: Run attributes a verdict reports per window: what software was judged.
 SOFTWARE = ("environ", "mpi_version", "osu_version")
+#: Order of the statuses in the gate's output (``watch``: worse in too few sessions yet).
+ORDER = {"regression": 0, "watch": 1, "improvement": 2, "ok": 3, "insufficient": 4}
 
 
 @dataclass
 class Windows:
-    """How to choose the two windows (see module docstring)."""
+    """How to choose the two windows (see module docstring); ``latest`` counts sessions."""
 
     since: datetime | None = None
     latest: int | None = None
@@ -59,13 +77,16 @@ class SeriesResult:
     change_points: list[dict] = field(default_factory=list)
     first_bad: dict | None = None
     failed_latest: int = 0
-    #: ``{"start", "end", "runs"}`` of the runs judged as baseline and as latest (ISO times)
+    #: ``{"start", "end", "runs", "sessions"}`` of the runs judged as baseline and as latest
     baseline_window: dict | None = None
     latest_window: dict | None = None
     #: ``{"baseline": {field: values}, "latest": {...}}`` of :data:`SOFTWARE`, in run order
     software: dict = field(default_factory=dict)
     in_session: bool = True  # measured in the judged session
     new: bool = False  # measured in the judged session, with no baseline to compare with
+    busy_latest: int = 0  # runs of the judged sessions measured on a busy node (not judged)
+    #: per judged session: its change against the baseline (oriented, relative) and z
+    sessions: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         v = asdict(self.verdict)
@@ -74,8 +95,9 @@ class SeriesResult:
             "series": self.series, **{k: _plain(x) for k, x in self.keys.items()},
             "threshold": self.threshold, **v, "confidence": self.verdict.confidence,
             "first_bad_run": self.first_bad, "change_points": self.change_points,
-            "failed_latest_runs": self.failed_latest,
+            "failed_latest_runs": self.failed_latest, "busy_latest_runs": self.busy_latest,
             "baseline_window": self.baseline_window, "latest_window": self.latest_window,
+            "judged_sessions": self.sessions,
             "software": self.software, "in_session": self.in_session, "new": self.new,
         }
 
@@ -88,46 +110,71 @@ def _stamp(us: int) -> str:
     return datetime.fromtimestamp(us / 1e6, timezone.utc).isoformat()
 
 
-def _latest_start(times: np.ndarray, w: Windows) -> int:
-    """Index of the first run of the latest window (``times`` in microseconds, sorted)."""
-    if w.since is not None:
-        return int(np.searchsorted(times, w.since.timestamp() * 1e6))
-    if w.latest is not None:
-        return max(len(times) - w.latest, 0)
-    return int(np.searchsorted(times, times[-1] - w.session_gap.total_seconds() * 1e6))
-
-
-def _baseline(times, cps, start: int, w: Windows, s: Settings) -> tuple[np.ndarray, int | None]:
-    """Indices of the baseline runs and the change point that opened the bad level, if any."""
-    if w.baseline is not None:
-        lo, hi = (np.searchsorted(times[:start], t.timestamp() * 1e6, side) for t, side in
-                  zip(w.baseline, ("left", "right"), strict=True))
-        return np.arange(lo, hi), None
-    first = max(start - s.baseline_runs, 0)
-    recent = [(i, step) for i, step in cps if first < i <= start]
-    if not recent:
-        return np.arange(first, start), None
-    i, step = recent[-1]
-    if step > 0 or i == start:  # judge the new level against the one before it
-        before = [j for j, _ in cps if j < i]
-        return np.arange(max(first, before[-1] if before else 0), i), i if step > 0 else None
-    return np.arange(i, start), None
-
-
 @dataclass
 class Run:
-    """One series' runs: times (us), values (NaN for failures) and a lookup of run metadata."""
+    """One series' runs: times (us), values (NaN for failures), a lookup of run metadata, and
+    per run its session index (``None``: every run its own session) and whether its node was
+    busy (``None``: none was)."""
 
     keys: dict
     times: np.ndarray
     values: np.ndarray
     meta: Callable[[int], dict]
     software: dict[str, np.ndarray] = field(default_factory=dict)  # SOFTWARE per run (text)
+    session: np.ndarray | None = None
+    busy: np.ndarray | None = None
 
     def versions(self, runs: np.ndarray) -> dict[str, list[str]]:
         """Distinct values of each :data:`SOFTWARE` field over ``runs``, in run order."""
         found = {f: dict.fromkeys(self.software[f][runs].tolist()) for f in self.software}
         return {f: [v for v in values if v is not None] for f, values in found.items()}
+
+
+def _judged(first_us: np.ndarray, w: Windows, s: Settings) -> int:
+    """How many of the last sessions (first runs at ``first_us``, in order) are judged."""
+    if w.latest is not None:
+        return min(w.latest, len(first_us))
+    since = 0 if w.since is None else int(len(first_us) - np.searchsorted(
+        first_us, w.since.timestamp() * 1e6))
+    return min(max(since, s.confirm), len(first_us)) if since or w.since is None else 0
+
+
+def _baseline_sessions(first_us: np.ndarray, n_judged: int, w: Windows, s: Settings) -> range:
+    end = len(first_us) - n_judged
+    if w.baseline is not None:
+        lo, hi = (np.searchsorted(first_us[:end], t.timestamp() * 1e6, side) for t, side in
+                  zip(w.baseline, ("left", "right"), strict=True))
+        return range(int(lo), int(hi))
+    return range(max(end - s.baseline_runs, 0), end)
+
+
+def _cut(base: range, cps: list[tuple[int, float]], w: Windows, s: Settings) -> range:
+    """The baseline cut at its most recent change point: before a step that made the series
+    worse (that level is not the reference, it is what is judged), after one that made it
+    better (the new normal), where that leaves ``min_baseline`` sessions."""
+    inside = [(i, step) for i, step in cps if base.start < i < base.stop]
+    if w.baseline is not None or not inside:
+        return base
+    i, step = inside[-1]
+    if step > 0:
+        before = [j for j, _ in cps if j < i]
+        cut = range(max(base.start, before[-1] if before else 0), i)
+    else:
+        cut = range(i, base.stop)
+    return cut if len(cut) >= s.min_baseline else base
+
+
+def _too_few(n_base: int, n_latest: int, s: Settings) -> str:
+    if n_latest == 0:
+        return "no session in the latest window"
+    if n_base == 0:
+        return "no baseline window: every session is judged (give --latest N or --baseline)"
+    return f"too few baseline sessions ({n_base}, the gate needs {s.min_baseline})"
+
+
+def _z_needed(k: int, s: Settings) -> float:
+    """``z_session``, widened for a baseline of few sessions (its noise is then a rough guess)."""
+    return s.z_session * math.sqrt(1 + s.short_baseline / max(k, 1))
 
 
 def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]]) -> SeriesResult:
@@ -136,68 +183,149 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
     unit = run.keys["unit"]
     sign = worse_when(unit)
     thr = threshold_for(name, s.threshold, overrides)
-    ok = np.nonzero(~np.isnan(run.values))[0]
+    measured = ~np.isnan(run.values)
     result = SeriesResult(name, run.keys, unit, thr, Verdict("insufficient"))
-    if not len(ok) or sign == 0:
+    if not measured.any() or sign == 0:
         result.verdict.reason = (f"unit {unit!r}: not known whether higher or lower is worse"
-                                 if len(ok) else "no value: every run failed")
+                                 if measured.any() else "no value: every run failed")
         return result
-    times, values = run.times[ok], run.values[ok]
-    cps = change_points(hampel(sign * values), s)
+    session = np.arange(len(run.values)) if run.session is None else run.session
+    busy = np.zeros(len(run.values), bool) if run.busy is None else run.busy
+    usable = measured & ~busy & (run.values > 0)
+    ok = np.nonzero(usable)[0]
+    newest = session[measured].max()
+    if not usable[session == newest].any():
+        n = int((measured & (session == newest)).sum())
+        state = _busiest(run, session == newest)
+        result.busy_latest = n
+        result.verdict.reason = (f"the node was busy in the judged session ({n} run"
+                                 f"{'s' * (n != 1)}; {state}): run it again on a quiet node")
+        result.verdict.n_latest = n
+        return result
+    y = sign * np.log(run.values[ok])
+    ses = sessions.group(y, session[ok])
+    first_us = np.array([run.times[ok[m[0]]] for m in ses.members])
+    cps = change_points(hampel(np.exp(ses.values)), s)
     result.change_points = [
-        {"time": _stamp(times[i]), "change": step, "jobid": run.meta(int(ok[i]))["jobid"]}
-        for i, step in cps
-    ]
-    start = _latest_start(times, w)
-    if w.since is None and w.latest is None and cps and 0 < len(values) - cps[-1][0] <= s.recent:
-        start = min(start, cps[-1][0])  # the runs of a level that just began, not only the last
-    all_start = ok[start] if start < len(ok) else len(run.values)
-    result.failed_latest = int(np.isnan(run.values[all_start:]).sum())
-    base, opened = _baseline(times, cps, start, w, s)
-    sigma = noise(sign * values[:start] if start >= 3 else sign * values)  # reference noise
-    result.verdict = compare(values[base], values[start:], sign, thr, s, sigma)
-    result.software = {"baseline": run.versions(ok[base]), "latest": run.versions(ok[start:])}
-    # new: too little history before the latest window (not a baseline cut at a change point)
-    result.new = bool(result.verdict.status == "insufficient" and result.verdict.n_latest
-                      and start < s.min_baseline)
-    result.baseline_window = _window(times[base])
-    result.latest_window = _window(times[start:])
-    if result.verdict.status == "regression":
-        bad = opened if opened is not None else _first_worse(sign * values, base, start, thr)
-        meta = run.meta(int(ok[bad]))
-        result.first_bad = {"time": _stamp(times[bad]), **meta, "value": float(values[bad])}
+        {"time": _stamp(first_us[i]), "change": step,
+         "jobid": run.meta(int(ok[ses.members[i][0]]))["jobid"]} for i, step in cps]
+    n_judged = _judged(first_us, w, s)
+    base_idx = _cut(_baseline_sessions(first_us, n_judged, w, s), cps, w, s)
+    judged_idx = range(len(ses) - n_judged, len(ses))
+    base_runs = np.concatenate([ok[ses.members[i]] for i in base_idx]) if len(base_idx) else \
+        np.array([], int)
+    latest_runs = np.concatenate([ok[ses.members[i]] for i in judged_idx]) if n_judged else \
+        np.array([], int)
+    since = run.times[latest_runs].min() if len(latest_runs) else np.inf
+    result.failed_latest = int((~measured & (run.times >= since)).sum())
+    result.busy_latest = int((busy & measured & (run.times >= since)).sum())
+    result.software = {"baseline": run.versions(base_runs), "latest": run.versions(latest_runs)}
+    result.baseline_window = _window(run.times[base_runs], len(base_idx))
+    result.latest_window = _window(run.times[latest_runs], n_judged)
+    if len(base_idx) < s.min_baseline or n_judged == 0:
+        result.verdict = Verdict("insufficient", n_baseline=len(base_idx), n_latest=n_judged,
+                                 reason=_too_few(len(base_idx), n_judged, s))
+        result.new = bool(n_judged and len(ses) - n_judged < s.min_baseline)
+        return result
+    base = sessions.Sessions(ses.values[list(base_idx)], [ses.runs[i] for i in base_idx],
+                             [ses.members[i] for i in base_idx])
+    centre = float(np.median(base.values))
+    need = _z_needed(len(base), s)
+    step = math.log1p(thr)
+    worse, better = [], []
+    for i in judged_idx:
+        sigma = sessions.noise(base, len(ses.runs[i]), run.values[ok])
+        d = float(ses.values[i]) - centre
+        z = d / (sigma * math.sqrt(1 + math.pi / (2 * len(base))))
+        worse.append(d >= step and z >= need)
+        better.append(d <= -step and z <= -need)
+        result.sessions.append({"start": _stamp(first_us[i]), "runs": len(ses.runs[i]),
+                                "change": math.expm1(d), "z": z, "z_needed": need})
+    pooled = float(np.median(ses.values[list(judged_idx)])) - centre
+    zs = [x["z"] for x in result.sessions]
+    confirm = min(s.confirm, n_judged)
+    if n_judged > s.confirm:  # many sessions: their median, each of the last `confirm` moved
+        sigma = sessions.noise(base, int(np.median([len(ses.runs[i]) for i in judged_idx])),
+                               run.values[ok])
+        z_med = pooled / (sigma * math.sqrt(math.pi / 2 * (1 / n_judged + 1 / len(base))))
+        moved = [x["change"] for x in result.sessions[-confirm:]]
+        worse = [pooled >= step and z_med >= need and min(moved) >= thr]
+        better = [pooled <= -step and z_med <= -need and max(moved) <= -thr]
+        zs, confirm = [z_med], 1
+    status = "ok"
+    if all(worse[-confirm:]):
+        status = "regression" if n_judged >= s.confirm else "watch"
+        z_low = min(zs[-confirm:])
+    elif all(better[-confirm:]) and n_judged >= s.confirm:
+        status = "improvement"
+        z_low = -max(zs[-confirm:])
+    else:
+        z_low = 0.0
+    result.verdict = Verdict(
+        status, math.expm1(pooled), _tail(z_low) if status != "ok" else 1.0, "sessions",
+        len(base), n_judged, float(np.exp(sign * centre)),
+        float(np.exp(sign * (pooled + centre))))
+    if status in ("regression", "watch"):
+        bar = centre + max(step, need * sessions.noise(base, 1, run.values[ok]))
+        start = len(ses) - confirm
+        while start > 0 and ses.values[start - 1] >= bar:  # the worse level began earlier
+            start -= 1
+        first = ok[ses.members[start][0]]
+        result.first_bad = {"time": _stamp(run.times[first]), **run.meta(int(first)),
+                            "value": float(run.values[first])}
     return result
 
 
-def _window(times: np.ndarray) -> dict | None:
+def _tail(z: float) -> float:
+    """One-sided normal tail of ``z`` (the verdict's p-value, for its confidence)."""
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def _busiest(run: Run, where: np.ndarray) -> str:
+    """The node state of the busiest of these runs, as its perflog column says."""
+    states = [st for i in np.nonzero(where)[0] if (st := run.meta(int(i)).get("node_state"))]
+    parsed = [x for x in map(node_state.parse_column, states) if x is not None and x.busy]
+    if not parsed:
+        return "node_state busy"
+    worst = max(parsed, key=lambda x: (x.cpu_wait or 0, x.steal or 0))
+    return worst.reason().removeprefix("the node was busy: ")
+
+
+def _window(times: np.ndarray, n_sessions: int) -> dict | None:
     if not len(times):
         return None
-    return {"start": _stamp(times[0]), "end": _stamp(times[-1]), "runs": len(times)}
+    return {"start": _stamp(times.min()), "end": _stamp(times.max()), "runs": len(times),
+            "sessions": n_sessions}
 
 
-def _first_worse(oriented: np.ndarray, base: np.ndarray, start: int, thr: float) -> int:
-    mb = float(np.median(oriented[base]))
-    worse = np.nonzero(oriented[start:] > mb + thr * abs(mb))[0]
-    return start + int(worse[0]) if len(worse) else start
+def _busy(states: np.ndarray) -> np.ndarray:
+    """Per run: was its node busy (``node_state`` starting with ``busy``)."""
+    return np.array([bool(x) and str(x).startswith("busy") for x in states], dtype=bool)
 
 
 def runs(frame: pl.DataFrame) -> list[Run]:
     """Every series as numpy arrays (one pass over the frame, no per-row Python objects)."""
-    g = grouped(frame)
+    absent = [c for c in ("session_id", "node_state") if c not in frame.columns]
+    g = grouped(frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent))
     bounds = np.concatenate([[0], np.cumsum(g["value"].list.len().to_numpy(), dtype=np.int64)])
     times = g["time"].explode(empty_as_null=False).dt.epoch("us").to_numpy()
     values = g["value"].explode(empty_as_null=False).fill_null(np.nan).to_numpy()
     software = {f: g[f].explode(empty_as_null=False).cast(pl.String).to_numpy()
                 for f in SOFTWARE}
-    meta = g.select("jobid", "session_tag")
+    text = {f: g[f].explode(empty_as_null=False).cast(pl.String).to_numpy()
+            for f in ("session_id", "node_state")}
+    meta = g.select("jobid", "session_tag", "node_state")
 
     def lookup(row: int) -> Callable[[int], dict]:
         def at(i: int) -> dict:
-            return {"jobid": meta["jobid"][row][i], "session_tag": meta["session_tag"][row][i]}
+            return {"jobid": meta["jobid"][row][i], "session_tag": meta["session_tag"][row][i],
+                    "node_state": meta["node_state"][row][i]}
         return at
 
     return [
-        Run(keys, times[a:b], values[a:b], lookup(n), {f: v[a:b] for f, v in software.items()})
+        Run(keys, times[a:b], values[a:b], lookup(n), {f: v[a:b] for f, v in software.items()},
+            sessions.keys(text["session_id"][a:b]),
+            _busy(text["node_state"][a:b]))
         for n, (keys, a, b) in enumerate(
             zip(g.select(SERIES_KEYS).iter_rows(named=True), bounds[:-1], bounds[1:], strict=True))
     ]
@@ -207,6 +335,8 @@ def run(
     frame: pl.DataFrame, w: Windows, s: Settings, overrides: list[tuple[str, float]]
 ) -> list[SeriesResult]:
     """Judge every series of ``frame``; regressions first, largest change first."""
+    from .coherence import coherent
+
     series = runs(frame)
     results = [judge(r, w, s, overrides) for r in tqdm(series, desc="judging", disable=None)]
     starts = _session_starts(frame, w)
@@ -215,8 +345,8 @@ def run(
         result.new = result.new and result.in_session
     if s.fdr:
         control_fdr(results, s.alpha)
-    order = {"regression": 0, "improvement": 1, "ok": 2, "insufficient": 3}
-    return sorted(results, key=lambda r: (order[r.verdict.status], -r.verdict.change))
+    coherent(results, s)
+    return sorted(results, key=lambda r: (ORDER[r.verdict.status], -r.verdict.change))
 
 
 def _session_starts(frame: pl.DataFrame, w: Windows) -> dict[str, int]:
@@ -248,16 +378,15 @@ def _in_session(run: Run, starts: dict[str, int]) -> bool:
 
 
 def control_fdr(results: list[SeriesResult], alpha: float) -> None:
-    """Benjamini-Hochberg over every series judged by the U test: a verdict stands only if its
-    adjusted p (q) is <= ``alpha``, so that of all series named at most a fraction ``alpha`` is
-    expected to be noise, however many series the gate looks at.  Per-series p <= alpha instead
-    names about alpha x (number of series) on pure noise.  Series judged with too few runs for
-    the U test (range+z) have no comparable p and keep their verdict."""
-    tested = [r for r in results if r.verdict.method == "mann-whitney"]
+    """Benjamini-Hochberg over every judged series: a verdict stands only if its adjusted p
+    (q, from the weakest of its confirming sessions' z) is <= ``alpha``, so that of all series
+    named at most a fraction ``alpha`` is expected to be noise, however many series the gate
+    looks at."""
+    tested = [r for r in results if r.verdict.method == "sessions"]
     if not tested:
         return
     q = bh_adjust([r.verdict.p_value for r in tested])
     for r, qv in zip(tested, q, strict=True):
         r.verdict.q_value = float(qv)
-        if qv > alpha and r.verdict.status in ("regression", "improvement"):
+        if qv > alpha and r.verdict.status in ("regression", "watch", "improvement"):
             r.verdict.status, r.first_bad = "ok", None

@@ -13,7 +13,7 @@ from .gate import SeriesResult
 from .problem import Problem
 
 EXAMPLES = 3  # series named per reason a series was not judged
-STATUSES = ("regression", "improvement", "ok", "insufficient")
+STATUSES = ("regression", "watch", "improvement", "ok", "insufficient")
 
 
 def finding_lines(f: Finding) -> list[str]:
@@ -55,7 +55,7 @@ def _span(numbers: list[int]) -> str:
 
 def new_series(results: list[SeriesResult], s: Settings) -> list[str]:
     """The series of the judged session with no baseline, per lineage and environment: how
-    many, their baseline runs and the runs needed, and what to do."""
+    many, their baseline sessions and the sessions needed, and what to do."""
     groups: dict[tuple, list[SeriesResult]] = {}
     for r in results:
         if r.new:
@@ -67,7 +67,7 @@ def new_series(results: list[SeriesResult], s: Settings) -> list[str]:
     for (lineage, environ, family), rs in groups.items():
         runs = _span([r.verdict.n_baseline for r in rs])
         lines.append(f"NEW {len(rs)} series of {lineage} (environment {environ}, "
-                     f"{latest_software(family, rs)}) have no baseline: {runs} baseline runs, "
+                     f"{latest_software(family, rs)}) have no baseline: {runs} baseline sessions, "
                      f"{s.min_baseline} needed: " + _named([r.series for r in rs]))
     if lines:
         lines.append(
@@ -103,6 +103,13 @@ def report(results: list[SeriesResult], found: list[Finding], show: int,
     lines = []
     for f in [f for f in found if f.status == "regression"][:show]:
         lines += finding_lines(f)
+    watch = [f for f in found if f.status == "watch"]
+    for f in watch[:show]:
+        lines += finding_lines(f)
+    if watch:
+        lines.append(f"WATCH {len(watch)} curves are worse in their last session only ({s.confirm} "
+                     "sessions confirm a regression): not a failure yet; the next session "
+                     "confirms or clears them")
     return lines + new_series(results, s) + not_judged(results)
 
 

@@ -28,7 +28,8 @@ SERIES_KEYS = (
     "mapping", "num_nodes", "num_tasks", "perf_var", "unit",
 )
 #: What each run of a series keeps beside its value (lists per series in :func:`grouped`).
-RUN_FIELDS = ("time", "value", "jobid", "session_tag", "environ", "mpi_version", "osu_version")
+RUN_FIELDS = ("time", "value", "jobid", "session_tag", "session_id", "node_state", "environ",
+              "mpi_version", "osu_version")
 _LABEL_PARTS = (
     ("lineage", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
     ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("window_size", "window="),

@@ -1,4 +1,5 @@
-"""The check gate on the real sample: clean history passes, an injected 10% step fails."""
+"""The check gate on the real sample: clean history passes, an injected 10% step fails (one
+session decides: --confirm 1)."""
 
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ def test_check_fails_and_names_series_after_10pct_slower_latency(multiline, cach
                                                                  capsys):
     _inject(multiline, 1.10)
     out = tmp_path / "check.json"
-    code = main(["check", str(multiline), "--latest", "1", "--cache-dir", str(cache),
-                 "--json", str(out)])
+    code = main(["check", str(multiline), "--latest", "1", "--confirm", "1", "--cache-dir",
+                 str(cache), "--json", str(out)])
     printed = capsys.readouterr().out
     assert code == 1
     assert "REGRESSION testsys:cpu gnu-ompi" in printed and "FakeOSUPt2pt: 1 B-8 B" in printed
@@ -52,8 +53,8 @@ def test_check_fails_and_names_series_after_10pct_slower_latency(multiline, cach
 def test_real_sample_regression_is_one_finding_per_curve(multiline, cache, tmp_path):
     _inject(multiline, 1.10)
     out = tmp_path / "check.json"
-    code = main(["check", str(multiline), "--latest", "1", "--cache-dir", str(cache),
-                 "--json", str(out)])
+    code = main(["check", str(multiline), "--latest", "1", "--confirm", "1", "--cache-dir",
+                 str(cache), "--json", str(out)])
     result = json.loads(out.read_text())
     assert code == 1
     flagged = [s for s in result["series"] if s["status"] == "regression"]

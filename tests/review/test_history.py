@@ -119,17 +119,17 @@ def test_unplaceable_records_stay_apart_and_are_named_constructed(tmp_path):
 
 
 def test_nothing_judged_is_not_a_pass(tmp_path, capsys):
-    """All 12 runs of the history are within one session gap of the last: no baseline."""
+    """The 12 runs of the history, the last 11 judged: one session of baseline, 3 needed."""
     tree = DATA / "history" / "perflogs"
     out = tmp_path / "gate.json"
-    assert main(["check", str(tree), "--no-cache", "--json", str(out)]) == EXIT_NOTHING_JUDGED
+    args = ["check", str(tree), "--no-cache", "--json", str(out), "--latest", "11"]
+    assert main(args) == EXIT_NOTHING_JUDGED
     printed = capsys.readouterr()
-    assert "NOT JUDGED 2 series, no baseline window: every run is in the latest window" in (
-        printed.out)
+    assert "NOT JUDGED 2 series, too few baseline sessions (1, the gate needs 3)" in printed.out
     assert "this is not a pass" in printed.err
-    assert main(["check", str(tree), "--no-cache", "--json", str(out), "--allow-empty"]) == 0
+    assert main([*args, "--allow-empty"]) == 0
     reasons = {v["reason"] for v in json.loads(out.read_text())["series"]}
-    assert reasons == {"no baseline window: every run is in the latest window"}
+    assert reasons == {"too few baseline sessions (1, the gate needs 3)"}
 
 
 def test_common_reframe3_formats_constructed(tmp_path):

@@ -41,20 +41,20 @@ def _runs() -> tuple[list[str], list[list[dict[str, str]]]]:
 
 
 def write(root: Path, sessions: list[list[Session]], repeat: int = 3) -> Path:
-    """A perflog tree at ``root``: day ``d`` holds ``sessions[d]``, each session ``repeat``
-    real osu_latency runs and as many osu_bw runs (the source's next unused ones, in their
-    order), re-labelled."""
+    """A perflog tree at ``root``: day ``d`` holds ``sessions[d]``, one ReFrame session
+    (``session_id`` ``day-d``) of ``repeat`` real osu_latency runs and as many osu_bw runs per
+    environment (the source's next unused ones, in their order), re-labelled."""
     cols, runs = _runs()
     latency = [r for r in runs if r[0]["benchmark"] == "osu_latency"]
     bandwidth = [r for r in runs if r[0]["benchmark"] == "osu_bw"]
-    out = ["|".join([*cols, "series"])]
+    out = ["|".join([*cols, "series", "session_id"])]
     n = 0
     for day, group in enumerate(sessions):
         for env in group:
             for _ in range(repeat):
                 for run in (latency[n], bandwidth[n]):
                     out += [_relabelled(rec, env, DAY0 + timedelta(days=day), cols)
-                            for rec in run]
+                            + f"|day-{day}" for rec in run]
                 n += 1
     path = root / "minicluster" / "alloc" / "OsuPt2Pt.log"
     path.parent.mkdir(parents=True, exist_ok=True)
