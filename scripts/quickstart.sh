@@ -41,6 +41,12 @@ if [ -n "${LOADEDMODULES:-}" ]; then
 fi
 .venv/bin/omb-setup "${setup_args[@]}"
 echo "== quickstart: set up in $((SECONDS - start)) s; running the suite"
+read -r load _ < /proc/loadavg
+cpus=$(getconf _NPROCESSORS_ONLN)
+if awk -v l="$load" -v c="$cpus" 'BEGIN { exit !(l >= c / 2) }'; then
+  echo "== quickstart: this machine is busy now (load $load on $cpus CPUs): the benchmarks share"
+  echo "   its cores, and a check that misses its reference then says 'the node was busy'"
+fi
 exec .venv/bin/reframe -C reframe/config/settings.py -c reframe/checks --system local -r \
   --max-retries 1 --exec-policy serial \
   "${reframe_args[@]}"
