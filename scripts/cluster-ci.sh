@@ -7,8 +7,10 @@
 #      OMB_RFM_CONFIG=/site/reframe.py:$PWD/reframe/config/modes.py); then reframe and
 #      omb-review are the checkout's .venv/bin ones if there are, else those on PATH;
 #   2. run the suite on SYSTEM, tagging the session (ReFrame --session-extras and the
-#      perflog column session_tag) and writing JUnit next to the results; a failure is
-#      re-measured once before it counts (--max-retries 1; both runs stay in the perflog);
+#      perflog column session_tag) and writing JUnit next to the results; every test runs
+#      $OMB_RERUNS + 1 times (default 2 + 1, ReFrame --reruns: interleaved, so one session
+#      gives the gate each test's best of three launches, docs/gate-statistics.md); a failure
+#      is re-measured once before it counts (--max-retries 1; both runs stay in the perflog);
 #      with OMB_ALLOC set, the whole run is ONE Slurm job: ReFrame runs inside that
 #      allocation and every test is a step of it (SYSTEM's partition must use the local
 #      scheduler and the srunalloc launcher, like minicluster:alloc; docs/systems.md), e.g.
@@ -60,7 +62,7 @@ policy=()
 # shellcheck disable=SC2086
 ${OMB_ALLOC:-} "$reframe" "${configs[@]}" -c reframe/checks \
     --system "$system" --session-extras "tag=$tag" -S "session_tag=$tag" --max-retries 1 \
-    "${policy[@]}" --report-junit "$junit/$stamp.xml" -r "$@"
+    --reruns "${OMB_RERUNS:-2}" "${policy[@]}" --report-junit "$junit/$stamp.xml" -r "$@"
 run_rc=$?
 
 gate_rc=0

@@ -7,18 +7,19 @@
 #   scripts/upgrade.sh after
 #
 # before: $OMB_UPGRADE_SESSIONS sessions (default 3: the gate judges a series against at
-#   least 3 runs) of scripts/cluster-ci.sh, tag upgrade=pre, mode $OMB_UPGRADE_MODE (default
+#   least 3 sessions) of scripts/cluster-ci.sh, tag upgrade=pre, mode $OMB_UPGRADE_MODE (default
 #   nightly) and the options given; series without a baseline yet are expected there
 #   (--allow-new --allow-empty: the history is being built). Where the
 #   system has no references file (reframe/references/SYSTEM.yaml, or $RFM_REFERENCE_PREFIX),
 #   one is derived from these runs (omb-review baseline). SYSTEM, mode and options are kept in
 #   $OMB_RESULTS_DIR/upgrade-before.args.
-# after: one session with exactly those, tag upgrade=post; the gate judges it against the
-#   runs before it and names every regression with what changed (environment, MPI and OSU
-#   versions). Exit: cluster-ci.sh's (non-zero: a regression, a failed check, or a series of
-#   the session with no baseline, e.g. an environment renamed without a series to continue).
-#   Not a pass: one more session (OMB_UPGRADE_CONFIRM=0: none), and the gate judges both
-#   sessions after the upgrade together, so one noisy session neither fails nor hides it.
+# after: two sessions with exactly those, tag upgrade=post, then the gate judges both together
+#   against the runs before them (omb-review check --since the first): a regression is a
+#   curve worse in each of the two sessions, so one session at an unlucky moment of the
+#   machine neither fails the upgrade nor hides a regression; it names every regression with
+#   what changed (environment, MPI and OSU versions). Exit non-zero on a regression, a failed
+#   check, or a series of the session with no baseline (an environment renamed without a
+#   series to continue). OMB_UPGRADE_CONFIRM=0: one session after, judged alone (--confirm 1).
 #
 # Everything else (OMB_RFM_CONFIG, OMB_NO_SETUP, OMB_ALLOC, OMB_REVIEW_ARGS...) is
 # scripts/cluster-ci.sh's.
@@ -59,21 +60,19 @@ case $step in
     mapfile -t kept < "$saved"
     echo "== after the upgrade: ${kept[*]} (as before)"
     start=$(date -u +%FT%T)
-    scripts/cluster-ci.sh "${kept[0]}" upgrade=post "${kept[@]:1}"
-    rc=$?
-    [ "$rc" -eq 0 ] || [ "${OMB_UPGRADE_CONFIRM:-1}" = 0 ] && exit "$rc"
-    # A change one session shows and the next does not is noise: measure once more, then the
-    # gate judges both sessions after the upgrade together (with two runs, a regression is
-    # one where both are beyond every run before it).
-    echo "== not a pass: one more session after the upgrade, then both judged together"
-    OMB_GATE=0 scripts/cluster-ci.sh "${kept[0]}" upgrade=post "${kept[@]:1}"
-    run_rc=$?
-    echo "== omb-review check (both sessions after the upgrade, since $start)"
+    confirm=(); sessions=2
+    [ "${OMB_UPGRADE_CONFIRM:-1}" = 0 ] && { confirm=(--confirm 1); sessions=1; }
+    run_rc=0
+    for ((i = 1; i <= sessions; i++)); do
+      echo "== after the upgrade: session $i of $sessions"
+      OMB_GATE=0 scripts/cluster-ci.sh "${kept[0]}" upgrade=post "${kept[@]:1}" || run_rc=$?
+    done
+    echo "== omb-review check (the $sessions session(s) after the upgrade, since $start)"
     # shellcheck disable=SC2086
-    review check "$results" --since "$start" --json "$results/gate-upgrade.json" \
-        ${OMB_REVIEW_ARGS:-}
+    review check "$results" --since "$start" "${confirm[@]}" \
+        --json "$results/gate-upgrade.json" ${OMB_REVIEW_ARGS:-}
     gate_rc=$?
-    echo "confirming session: reframe exit $run_rc, gate exit $gate_rc"
+    echo "after the upgrade: reframe exit $run_rc, gate exit $gate_rc"
     exit $(( run_rc != 0 || gate_rc != 0 ))
     ;;
   *)
