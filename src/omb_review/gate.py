@@ -123,6 +123,7 @@ class Run:
     software: dict[str, np.ndarray] = field(default_factory=dict)  # SOFTWARE per run (text)
     session: np.ndarray | None = None
     busy: np.ndarray | None = None
+    counts: np.ndarray | None = None  # OSU's -i/-x of each run as logged ("2000/200")
 
     def versions(self, runs: np.ndarray) -> dict[str, list[str]]:
         """Distinct values of each :data:`SOFTWARE` field over ``runs``, in run order."""
@@ -162,6 +163,21 @@ def _cut(base: range, cps: list[tuple[int, float]], w: Windows, s: Settings) -> 
     else:
         cut = range(i, base.stop)
     return cut if len(cut) >= s.min_baseline else base
+
+
+def _unlike_counts(run: Run, ok: np.ndarray, ses: sessions.Sessions, base: range,
+                   n_judged: int) -> tuple[set[int], str, str] | None:
+    """Baseline sessions whose OSU counts (``-i/-x``: what a mode sets) are not those of the
+    newest judged session, that count, and what the others ran; ``None`` when all match."""
+    if run.counts is None or not n_judged:
+        return None
+    newest = run.counts[ok[ses.members[len(ses) - 1][0]]]
+    other = {i: run.counts[ok[ses.members[i][0]]] for i in base
+             if run.counts[ok[ses.members[i][0]]] != newest}
+    if not other:
+        return None
+    seen = sorted(set(other.values()))
+    return set(other), newest, f"{len(other)} ran {', '.join(seen)}"
 
 
 def _too_few(n_base: int, n_latest: int, s: Settings) -> str:
@@ -211,6 +227,9 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
          "jobid": run.meta(int(ok[ses.members[i][0]]))["jobid"]} for i, step in cps]
     n_judged = _judged(first_us, w, s)
     base_idx = _cut(_baseline_sessions(first_us, n_judged, w, s), cps, w, s)
+    unlike = _unlike_counts(run, ok, ses, base_idx, n_judged)
+    if unlike:
+        base_idx = [i for i in base_idx if i not in unlike[0]]
     judged_idx = range(len(ses) - n_judged, len(ses))
     base_runs = np.concatenate([ok[ses.members[i]] for i in base_idx]) if len(base_idx) else \
         np.array([], int)
@@ -223,8 +242,14 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
     result.baseline_window = _window(run.times[base_runs], len(base_idx))
     result.latest_window = _window(run.times[latest_runs], n_judged)
     if len(base_idx) < s.min_baseline or n_judged == 0:
+        reason = _too_few(len(base_idx), n_judged, s)
+        if unlike and n_judged:
+            reason = (f"the judged sessions ran OSU with -i/-x {unlike[1]} and {len(base_idx)} "
+                      f"baseline sessions did, {s.min_baseline} needed ({unlike[2]}): a session "
+                      "of another mode or count is not compared; run the judged mode "
+                      f"{s.min_baseline} times, or judge with the mode of the history")
         result.verdict = Verdict("insufficient", n_baseline=len(base_idx), n_latest=n_judged,
-                                 reason=_too_few(len(base_idx), n_judged, s))
+                                 reason=reason)
         result.new = bool(n_judged and len(ses) - n_judged < s.min_baseline)
         return result
     base = sessions.Sessions(ses.values[list(base_idx)], [ses.runs[i] for i in base_idx],
@@ -305,7 +330,8 @@ def _busy(states: np.ndarray) -> np.ndarray:
 
 def runs(frame: pl.DataFrame) -> list[Run]:
     """Every series as numpy arrays (one pass over the frame, no per-row Python objects)."""
-    absent = [c for c in ("session_id", "node_state") if c not in frame.columns]
+    absent = [c for c in ("session_id", "node_state", "iterations", "warmup")
+              if c not in frame.columns]
     g = grouped(frame.with_columns(pl.lit(None, pl.String).alias(c) for c in absent))
     bounds = np.concatenate([[0], np.cumsum(g["value"].list.len().to_numpy(), dtype=np.int64)])
     times = g["time"].explode(empty_as_null=False).dt.epoch("us").to_numpy()
@@ -313,7 +339,9 @@ def runs(frame: pl.DataFrame) -> list[Run]:
     software = {f: g[f].explode(empty_as_null=False).cast(pl.String).to_numpy()
                 for f in SOFTWARE}
     text = {f: g[f].explode(empty_as_null=False).cast(pl.String).to_numpy()
-            for f in ("session_id", "node_state")}
+            for f in ("session_id", "node_state", "iterations", "warmup")}
+    counts = np.array([f"{i or 'default'}/{w or 'default'}"
+                       for i, w in zip(text["iterations"], text["warmup"], strict=True)])
     meta = g.select("jobid", "session_tag", "node_state")
 
     def lookup(row: int) -> Callable[[int], dict]:
@@ -325,7 +353,7 @@ def runs(frame: pl.DataFrame) -> list[Run]:
     return [
         Run(keys, times[a:b], values[a:b], lookup(n), {f: v[a:b] for f, v in software.items()},
             sessions.keys(text["session_id"][a:b]),
-            _busy(text["node_state"][a:b]))
+            _busy(text["node_state"][a:b]), counts[a:b])
         for n, (keys, a, b) in enumerate(
             zip(g.select(SERIES_KEYS).iter_rows(named=True), bounds[:-1], bounds[1:], strict=True))
     ]

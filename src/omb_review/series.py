@@ -29,7 +29,7 @@ SERIES_KEYS = (
 )
 #: What each run of a series keeps beside its value (lists per series in :func:`grouped`).
 RUN_FIELDS = ("time", "value", "jobid", "session_tag", "session_id", "node_state", "environ",
-              "mpi_version", "osu_version")
+              "mpi_version", "osu_version", "iterations", "warmup")
 _LABEL_PARTS = (
     ("lineage", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
     ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("window_size", "window="),

@@ -149,13 +149,21 @@ def test_a_declaration_holds_for_the_environments_earlier_records(tmp_path, caps
     assert all(s["n_baseline"] >= 3 for s in result["series"])  # site-a's earlier sessions
 
 
-def test_a_finding_names_a_changed_iteration_count(tmp_path, capsys):
-    """Before logged -i 2000, after -i 10000 (synthetic labels): unlike runs are compared, and
-    the finding says so."""
+def test_sessions_of_another_mode_are_not_compared_and_it_is_said(tmp_path, capsys):
+    """Before logged -i 2000 (the nightly mode), after -i 10000 (the upgrade mode; synthetic
+    labels): unlike runs are not compared, whatever their values, and the gate says which
+    counts each side ran and what to run; exit 3, not a pass and not a regression."""
     write(tmp_path / "perflogs", [[Session("mod-openmpi-4_1_5", iterations="2000")]] * 6
           + [[Session("mod-openmpi-4_1_6", "4.1.6", scale=SLOWER, iterations="10000")]] * 2)
+    code, result, _ = _check(tmp_path)
+    assert code == 3 and result["counts"]["regression"] == 0
+    out = capsys.readouterr().out
+    assert ("the judged sessions ran OSU with -i/-x 10000/default and 0 baseline sessions did, "
+            "3 needed (6 ran 2000/default): a session of another mode or count is not "
+            "compared; run the judged mode 3 times, or judge with the mode of the history") in out
+    write(tmp_path / "perflogs", [[Session("mod-openmpi-4_1_5", iterations="2000")]] * 6
+          + [[Session("mod-openmpi-4_1_6", "4.1.6", scale=SLOWER, iterations="2000")]] * 2)
     assert _check(tmp_path)[0] == EXIT_REGRESSION
-    assert "changed iterations: 2000 -> 10000" in capsys.readouterr().out
 
 
 def test_successive_versions_stay_one_lineage_beside_two_compared_side_by_side(tmp_path):
