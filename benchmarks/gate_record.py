@@ -2,7 +2,7 @@
 
     python benchmarks/gate_record.py OUT --set NAME --sessions N [--label aa|regression]
         [--regression WHAT] [--expect BENCH,...] [--env VAR=VALUE ...] [--background N]
-        [--reruns 2] [-C FILE ...] [--system local] [-- REFRAME OPTIONS...]
+        [--reruns 2] [-C FILE ...] [--system local] [--alloc CMD] [-- REFRAME OPTIONS...]
 
 Each session is one ``reframe -C ... -c reframe/checks --system SYSTEM -r --reruns R`` of the
 verdict set (every test R+1 times, interleaved: one session gives a distribution), tagged
@@ -11,7 +11,11 @@ exports variables to the session (a real regression: ``OMPI_MCA_btl=self,tcp``);
 ``--background N`` N busy loops run beside it (a loaded machine). ``OUT/NAME/sessions.jsonl``
 keeps one line per session: its tag, label, the regression and the benchmarks it is expected
 to move, the variables, the background load, start and end, and the load average before and
-after (what the node was doing). Nothing recorded is edited afterwards.
+after (what the node was doing). ``--alloc``: each session is one allocation ReFrame runs
+in, as ``scripts/cluster-ci.sh``'s ``OMB_ALLOC`` (the mini-cluster: ``source
+tests/cluster/env.sh`` first, then ``--system minicluster:alloc --alloc 'salloc -N 2
+--exclusive -p compute'``; its tests run one after another, ``--exec-policy serial``).
+Nothing recorded is edited afterwards.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -52,6 +57,7 @@ def main() -> int:
     p.add_argument('--reruns', type=int, default=2)
     p.add_argument('-C', '--config', action='append', default=[])
     p.add_argument('--system', default='local')
+    p.add_argument('--alloc', default='', help='allocation command each session runs in')
     argv = sys.argv[1:]
     cut = argv.index('--') if '--' in argv else len(argv)
     args = p.parse_args(argv[:cut])
@@ -63,9 +69,11 @@ def main() -> int:
     config = args.config or [str(REPO / 'reframe' / 'config' / 'settings.py')]
     for i in range(args.first, args.first + args.sessions):
         tag = f'{args.set}-{i}'
-        cmd = [_reframe(), *[x for c in config for x in ('-C', c)], '-c',
+        alloc = shlex.split(args.alloc)
+        serial = ['--exec-policy', 'serial'] if alloc else []
+        cmd = [*alloc, _reframe(), *[x for c in config for x in ('-C', c)], '-c',
                str(REPO / 'reframe' / 'checks'), '--system', args.system, '-r', '--reruns',
-               str(args.reruns), '-S', f'session_tag={tag}', *extra]
+               str(args.reruns), '-S', f'session_tag={tag}', *serial, *extra]
         loops = [subprocess.Popen(['sh', '-c', 'while :; do :; done'])
                  for _ in range(args.background)]
         before, start = _load(), datetime.now(timezone.utc)
