@@ -100,6 +100,19 @@ def test_modes_are_a_layer_that_keeps_the_site_system(tmp_path, order):
     assert 'sitebox' in text and '@local' not in text
 
 
+@pytest.mark.parametrize('order', ['site first', 'modes first'])
+def test_a_mode_of_the_layer_keeps_the_users_environment_selection(tmp_path, order):
+    """modes.py as a layer keeps ``-p`` beside ``--mode`` as settings.py does
+    (tests/test_mode_selection.py: every mode)."""
+    configs = (SITE, MODES) if order == 'site first' else (MODES, SITE)
+    listings = [run_site(tmp_path, '--system', 'sitebox:login', '-n', 'OsuPt2Pt', '-p',
+                         '^gnu-mpich$', '-lC', *mode, configs=configs).stdout
+                for mode in ((), ('--mode', 'quick'))]
+    cases = [re.findall(r'^- OsuPt2Pt .* (@\S+)$', text, re.M) for text in listings]
+    assert cases[0] == ['@sitebox:login+gnu-mpich'] * 3, listings[0][-3000:]
+    assert cases[1] == cases[0], listings[1][-3000:]
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(not (osu_root('OSU_ROOT') and osu_root('OSU_ROOT_MPICH')),
                     reason='needs OSU_ROOT and OSU_ROOT_MPICH (OSU built for Debian Open MPI '
