@@ -75,3 +75,17 @@ def test_probed_once_per_definition_and_cached_for_listings(tmp_path: Path,
     monkeypatch.setattr(environ_probe, '_FACTS', {})  # a real run probes again
     environ_probe.environ_facts([], env, tmp_path, fresh=True)
     assert len(calls) == 2
+
+
+def test_a_host_without_module_names_it_and_the_loads_that_failed() -> None:
+    """The probe runs the environment's module loads where ReFrame runs; a host without a
+    module command (or an unknown module) is said, not left as 'osu_latency: not found'."""
+    bare = {'PATH': '/usr/bin:/bin', 'BASH_ENV': '', 'LMOD_CMD': ''}
+    script = environ_probe.probe_script(['module load openmpi/9.9.9'], {})
+    done = subprocess.run(['env', '-i', *(f'{k}={v}' for k, v in bare.items()), 'bash', '-c',
+                           script.replace(' '.join(environ_probe._MODULE_INIT), '/nonexistent')],
+                          capture_output=True, text=True)
+    facts = environ_probe.parse(done.stdout)
+    assert facts.failed_loads == ('module load openmpi/9.9.9',) and not facts.has_module
+    assert environ_probe.parse('@@PATH=/usr/bin\n').failed_loads == ()
+    assert environ_probe.parse('@@PATH=/usr/bin\n').has_module

@@ -42,6 +42,10 @@ class EnvironFacts:
     osu_root: str | None = None
     evidence: str = ''
     problems: tuple[str, ...] = field(default_factory=tuple)
+    #: module load lines that failed where ReFrame runs (no ``module`` command there, or an
+    #: unknown module), as written
+    failed_loads: tuple[str, ...] = field(default_factory=tuple)
+    has_module: bool = True  # a ``module`` command was there (or found by the init files)
 
     def looked_in(self) -> str:
         """The job's PATH, each directory once, in order."""
@@ -65,7 +69,9 @@ def probe_script(load_commands: Sequence[str], env_vars: Mapping[str, str]) -> s
     lines = ['set +e',
              'type module >/dev/null 2>&1 || for f in '
              + ' '.join(_MODULE_INIT) + '; do [ -r "$f" ] && . "$f" && break; done',
-             *load_commands,
+             'type module >/dev/null 2>&1 || echo "@@NOMODULE"',
+             *(f'{c} || echo {shlex.quote("@@LOADFAIL " + c)}' if _is_load(c) else c
+               for c in load_commands),
              # as ReFrame writes them into job scripts: unquoted, so '$PATH' expands
              *(f'export {k}={v}' for k, v in env_vars.items()),
              'echo "@@PATH=$PATH"', 'echo "@@OSU_ROOT=${OSU_ROOT:-}"',
@@ -81,6 +87,10 @@ def probe_script(load_commands: Sequence[str], env_vars: Mapping[str, str]) -> s
                  'then echo "@@TOOL mpirun"; "$launcher" --version 2>&1 | head -20; '
                  'echo "@@END"; fi')
     return '\n'.join(lines) + '\n'
+
+
+def _is_load(command: str) -> bool:
+    return command.split()[:2] == ['module', 'load'] or command.startswith('ml ')
 
 
 def parse(output: str) -> EnvironFacts:
@@ -106,11 +116,14 @@ def parse(output: str) -> EnvironFacts:
             values[key] = value
     problems = [] if 'PATH' in values else ['the probe printed no PATH: did the shell start?']
     family, version, evidence = _recognise(blocks)
+    lines = output.splitlines()
+    failed = tuple(line[len('@@LOADFAIL '):] for line in lines if line.startswith('@@LOADFAIL '))
     return EnvironFacts(path=values.get('PATH', ''), family=family, version=version,
                         mpirun=which.get('mpirun') or which.get('mpiexec') or None,
                         osu_program=which.get(OSU_MARK) or None,
                         osu_root=values.get('OSU_ROOT') or None, evidence=evidence,
-                        problems=tuple(problems))
+                        problems=tuple(problems), failed_loads=failed,
+                        has_module='@@NOMODULE' not in lines)
 
 
 def _recognise(blocks: Mapping[str, list[str]]) -> tuple[str | None, str | None, str]:
@@ -161,7 +174,8 @@ def environ_facts(load_commands: Sequence[str], env_vars: Mapping[str, str],
     if stored and stored.is_file() and not fresh:
         try:
             data = json.loads(stored.read_text())
-            _FACTS[key] = EnvironFacts(**{**data, 'problems': tuple(data['problems'])})
+            _FACTS[key] = EnvironFacts(**{**data, 'problems': tuple(data['problems']),
+                                          'failed_loads': tuple(data.get('failed_loads', ()))})
             return _FACTS[key]
         except (ValueError, TypeError, KeyError):
             pass  # unreadable: probe again and overwrite it
@@ -172,7 +186,7 @@ def environ_facts(load_commands: Sequence[str], env_vars: Mapping[str, str],
     except (OSError, subprocess.SubprocessError) as err:
         facts = EnvironFacts(path='', problems=(f'the environment probe did not run: {err}',))
     _FACTS[key] = facts
-    if stored and not facts.problems:
+    if stored and not facts.problems and not facts.failed_loads:  # a fixed host probes again
         stored.parent.mkdir(parents=True, exist_ok=True)
         stored.write_text(json.dumps(asdict(facts)))
     return facts

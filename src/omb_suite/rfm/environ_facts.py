@@ -82,8 +82,15 @@ def where_looked(environ) -> str:
     found = facts(environ)
     if found is None:
         return ''
-    return (f' in environment {environ.name} as its job sees it (PATH: '
-            f'{found.looked_in() or "empty"})')
+    where = (f' in environment {environ.name} as its job sees it (PATH: '
+             f'{found.looked_in() or "empty"})')
+    if found.failed_loads:
+        why = ('this host has no module command (Lmod or Environment Modules), which the suite '
+               'runs here to read what the modules give the job: install or initialise it on '
+               'the host ReFrame runs on' if not found.has_module else
+               'check the module names with `module avail` on the host ReFrame runs on')
+        where += f"; here `{'`, `'.join(found.failed_loads)}` failed: {why}"
+    return where
 
 
 def unknown_family(environ, launcher: str) -> str | None:
