@@ -38,6 +38,26 @@ def _load() -> list[float]:
     return [float(x) for x in Path('/proc/loadavg').read_text().split()[:3]]
 
 
+def _busy_share(seconds: float = 5.0) -> float:
+    """Share of the machine's CPU time spent busy over ``seconds`` (/proc/stat)."""
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path('/proc/stat').read_text().split('\n')[0].split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # total, idle + iowait
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return 1 - (i1 - i0) / max(t1 - t0, 1)
+
+
+def wait_quiet(limit: float, share: float = 0.15) -> float:
+    """Wait (at most ``limit`` seconds) until the machine is quiet: less than ``share`` of its
+    CPU busy over 5 s. Returns the seconds waited."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit and _busy_share() >= share:
+        pass
+    return time.monotonic() - start
+
+
 def _reframe() -> str:
     found = VENV / 'reframe'
     return str(found) if found.exists() else 'reframe'
@@ -58,6 +78,9 @@ def main() -> int:
     p.add_argument('-C', '--config', action='append', default=[])
     p.add_argument('--system', default='local')
     p.add_argument('--alloc', default='', help='allocation command each session runs in')
+    p.add_argument('--wait-quiet', type=float, default=0, metavar='SECONDS',
+                   help='before each session, wait up to SECONDS for the machine to be quiet '
+                   '(under 15 %% of its CPU busy over 5 s); the wait is recorded')
     argv = sys.argv[1:]
     cut = argv.index('--') if '--' in argv else len(argv)
     args = p.parse_args(argv[:cut])
@@ -74,6 +97,7 @@ def main() -> int:
         cmd = [*alloc, _reframe(), *[x for c in config for x in ('-C', c)], '-c',
                str(REPO / 'reframe' / 'checks'), '--system', args.system, '-r', '--reruns',
                str(args.reruns), '-S', f'session_tag={tag}', *serial, *extra]
+        waited = wait_quiet(args.wait_quiet) if args.wait_quiet else 0.0
         loops = [subprocess.Popen(['sh', '-c', 'while :; do :; done'])
                  for _ in range(args.background)]
         before, start = _load(), datetime.now(timezone.utc)
@@ -88,7 +112,8 @@ def main() -> int:
                 'background': args.background, 'reruns': args.reruns, 'system': args.system,
                 'start': start.isoformat(), 'end': datetime.now(timezone.utc).isoformat(),
                 'seconds': round(time.monotonic() - t0, 1), 'load_before': before,
-                'load_after': _load(), 'reframe_exit': rc, 'command': cmd}
+                'load_after': _load(), 'waited_for_quiet': round(waited, 1),
+                'reframe_exit': rc, 'command': cmd}
         with open(where / 'sessions.jsonl', 'a') as fp:
             fp.write(json.dumps(line) + '\n')
         print(f'{tag}: exit {rc}, {line["seconds"]} s, load {before[0]:.2f} -> '
