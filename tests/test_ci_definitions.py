@@ -158,6 +158,29 @@ def test_gitlab_jobs_run_our_commands_with_their_variables(tmp_path):
                            'omb-review report /shared/omb-results/mycluster -o review/']
 
 
+@pytest.mark.parametrize(('step', 'call'), [('before', 'upgrade.sh before mycluster:alloc'),
+                                            ('after', 'upgrade.sh after')])
+def test_gitlab_upgrade_runs_the_upgrade_procedure(tmp_path, step, call):
+    ci = yaml.safe_load((REPO / '.gitlab-ci.yml').read_text())
+    job = gitlab_jobs()['suite-and-gate']
+    box = Sandbox(tmp_path, [])
+    for line in job['script']:
+        assert box.run(line, UPGRADE_STEP=step, **{k: str(v) for k, v in
+                                                    ci['variables'].items()}).returncode == 0
+    assert box.calls() == [call]
+
+
+def test_gitlab_report_uses_omb_review_on_path_without_the_checkouts_venv(tmp_path):
+    """A site's own configuration skips the set-up: no .venv, the site's omb-review."""
+    ci = yaml.safe_load((REPO / '.gitlab-ci.yml').read_text())
+    box = Sandbox(tmp_path, [])
+    (tmp_path / '.venv/bin/omb-review').unlink()
+    script(tmp_path / 'bin' / 'omb-review', 'echo "site-omb-review $*" >> "$STANDIN_LOG"')
+    for line in gitlab_jobs()['suite-and-gate']['after_script']:
+        assert box.run(line, **{k: str(v) for k, v in ci['variables'].items()}).returncode == 0
+    assert box.calls() == ['site-omb-review report /shared/omb-results/mycluster -o review/']
+
+
 def test_github_workflow_runs_the_ci_entry_point_on_debian(tmp_path):
     wf = yaml.safe_load((REPO / '.github/workflows/ci.yml').read_text())
     job = wf['jobs']['ci']
