@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 system=${1:?usage: $0 SYSTEM[:PARTITION] [TAG] [reframe options...]}
 tag=${2:-ci}
 shift $(( $# >= 2 ? 2 : 1 ))
-results=${OMB_RESULTS_DIR:-$PWD/perflogs}
+results=$(bash scripts/results-dir.sh) || exit 2
 export OMB_RESULTS_DIR=$results
 junit=${OMB_JUNIT_DIR:-$results/junit}
 mkdir -p "$junit"

@@ -26,7 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 step=${1:-}
-results=${OMB_RESULTS_DIR:-$PWD/perflogs}
+results=$(bash scripts/results-dir.sh) || exit 2
 export OMB_RESULTS_DIR=$results
 saved=$results/upgrade-before.args
 review() { if [ -x .venv/bin/omb-review ]; then .venv/bin/omb-review "$@"; else omb-review "$@"; fi; }

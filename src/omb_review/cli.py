@@ -13,7 +13,7 @@ from . import gate, importer
 from .check import EXIT_NEW_SERIES, EXIT_NOTHING_JUDGED, EXIT_USAGE, check
 from .detect import Settings
 from .ingest import Dataset, load
-from .siteconfig import ConfigError, default_config, link_peaks
+from .siteconfig import ConfigError, default_config, link_peaks, perflog_dir
 
 
 def _when(text: str) -> datetime:
@@ -177,6 +177,12 @@ def _parser() -> argparse.ArgumentParser:
                      " repeatable): each rule that could serve a size the proof found slower "
                      "leaves that size to the library; a slower size no rule explains writes "
                      "no file (docs/tuning.md)")
+    res = sub.add_parser("results-dir", help="where a ReFrame configuration's perflogs go",
+                         description="Print the directory the configuration's filelog perflog "
+                         "handler writes under (what check, report and upgrade.sh must read).")
+    res.add_argument("-C", "--config", required=True, metavar="FILE[:FILE]",
+                     type=lambda t: [Path(f) for f in t.split(":") if f],
+                     help="the ReFrame configuration, as reframe -C (files joined by ':')")
     imp = sub.add_parser("import-osu", help="raw OSU output files -> perflog records (history)",
                          description=importer.__doc__.split("\n\n")[0])
     imp.add_argument("osu_dir", type=Path, metavar="OSU_DIR",
@@ -350,10 +356,16 @@ def cmd_import(args) -> int:
     return 0 if result.tables else 1
 
 
+def cmd_results_dir(args) -> int:
+    print(perflog_dir(args.config))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline,
-               "import-osu": cmd_import, "tune": cmd_tune}[args.command]
+               "import-osu": cmd_import, "tune": cmd_tune,
+               "results-dir": cmd_results_dir}[args.command]
     try:
         return command(args)
     except (FileNotFoundError, ValueError) as err:

@@ -23,17 +23,41 @@ def default_config() -> list[Path]:
     return [Path(f) for f in os.environ.get("RFM_CONFIG_FILES", "").split(":") if f]
 
 
-def link_peaks(paths: list[Path]) -> dict[str, float]:
-    """``{"system:partition": MB/s}`` for every partition that declares ``link_peak_mbs``."""
+def _load(paths: list[Path]):
     from reframe.core.config import load_config  # ReFrame's import is not free: only here
 
     for path in paths:
         if not path.is_file():
             raise ConfigError(f"{path}: no such ReFrame configuration file")
     try:
-        systems = load_config(*map(str, paths)).get("systems") or []
+        return load_config(*map(str, paths))
     except Exception as err:  # a site file can raise anything: say which files
         raise ConfigError(f"{':'.join(map(str, paths))}: ReFrame cannot load it: {err}") from err
+
+
+def perflog_dir(paths: list[Path]) -> Path:
+    """The directory the configuration's ``filelog`` perflog handler writes under (its
+    ``basedir``; the last one where several files declare one): where ``omb-review`` must read
+    and ``scripts/upgrade.sh`` keeps its state."""
+    found = [h.get("basedir", "./perflogs") for entry in _load(paths).get("logging") or []
+             for h in entry.get("handlers_perflog", []) if h.get("type") == "filelog"]
+    if not found:
+        raise ConfigError(f"{':'.join(map(str, paths))}: no 'filelog' perflog handler: ReFrame "
+                          "writes no perflog for omb-review to read; add one (e.g. "
+                          "perflog_schema.handler('/shared/perflogs'), docs/perflogs.md)")
+    where = Path(os.path.expandvars(found[-1]))
+    if not where.is_absolute():
+        raise ConfigError(f"the perflog handler's basedir {found[-1]!r} is relative (ReFrame "
+                          "puts it under each system's prefix; './perflogs' is ReFrame's own "
+                          "default, where a configuration declares none): give your "
+                          "configuration a perflog handler with an absolute path, e.g. "
+                          "perflog_schema.handler('/shared/perflogs') (docs/perflogs.md)")
+    return where
+
+
+def link_peaks(paths: list[Path]) -> dict[str, float]:
+    """``{"system:partition": MB/s}`` for every partition that declares ``link_peak_mbs``."""
+    systems = _load(paths).get("systems") or []
     peaks = {}
     for system in systems:
         for part in system.get("partitions", []):

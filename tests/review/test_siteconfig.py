@@ -53,3 +53,23 @@ def test_unreadable_configuration_says_what_to_give(tmp_path, capsys):
                  "--config", str(tmp_path / "none.py")]) == 2
     err = capsys.readouterr().err
     assert "none.py: no such ReFrame configuration file" in err and "--link-peak" in err
+
+
+def test_the_results_directory_is_the_one_the_perflog_handler_writes(tmp_path, capsys):
+    import subprocess
+
+    example = REPO / "docs/examples/slurm_lmod_site.py"
+    assert main(["results-dir", "-C", str(example)]) == 0
+    assert capsys.readouterr().out.strip() == "/shared/reframe/perflogs"
+    bare = tmp_path / "bare.yaml"  # no perflog handler: ReFrame's own, relative to the prefix
+    bare.write_text(SITE.replace("{{ 20000 + 5000 }}", "1"))
+    assert main(["results-dir", "-C", str(bare)]) == 2
+    assert "'./perflogs' is ReFrame's own default" in capsys.readouterr().err
+    # scripts/results-dir.sh, as upgrade.sh and cluster-ci.sh call it
+    def where(**env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", str(REPO / "scripts/results-dir.sh")], text=True,
+                              capture_output=True, env={"PATH": "/usr/bin:/bin", **env})
+    assert where(OMB_RFM_CONFIG=str(example)).stdout.strip() == "/shared/reframe/perflogs"
+    refused = where(OMB_RFM_CONFIG=str(example), OMB_RESULTS_DIR=str(tmp_path))
+    assert refused.returncode == 2 and "writes to /shared/reframe/perflogs" in refused.stderr
+    assert where(OMB_RESULTS_DIR=str(tmp_path)).stdout.strip() == str(tmp_path)
