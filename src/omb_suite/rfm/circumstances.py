@@ -55,7 +55,8 @@ class RunCircumstances(rfm.RegressionTestPlugin):
         shutil.copyfile(os.path.join(probe.source_dir(), node_state.SCRIPT), script)
         snap = f'sh ./{node_state.SCRIPT} >> {node_state.OUTPUT} 2>/dev/null || true'
         self.prerun_cmds = [*self.prerun_cmds, snap]
-        self.postrun_cmds = [snap, *self.postrun_cmds]
+        # the launch's exit status stays $? after it: the launch mark (cost.py) reports it
+        self.postrun_cmds = [f'omb_rc=$?; {snap}; (exit $omb_rc)', *self.postrun_cmds]
 
     def ranks_on_first_node(self) -> int:
         per_node = self.num_tasks_per_node or self.job.num_tasks_per_node
