@@ -31,6 +31,8 @@ from reframe.core.exceptions import PerformanceError
 
 from omb_suite.machine import node_state, probe
 
+#: Launchers whose ranks are children of the job's shell (their CPU time is the job's).
+FORKING = ('mpirun', 'mpiexec', 'local')
 #: This ReFrame session (one process): its start and process id.
 SESSION_ID = f'{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-{os.getpid()}'
 
@@ -53,15 +55,21 @@ class RunCircumstances(rfm.RegressionTestPlugin):
         commands, so a module guard or a build step is not counted)."""
         script = os.path.join(self.stagedir, node_state.SCRIPT)
         shutil.copyfile(os.path.join(probe.source_dir(), node_state.SCRIPT), script)
-        snap = f'sh ./{node_state.SCRIPT} >> {node_state.OUTPUT} 2>/dev/null || true'
+        snap = (f'{{ times; sh ./{node_state.SCRIPT}; }} >> {node_state.OUTPUT} 2>/dev/null '
+                '|| true')
         self.prerun_cmds = [*self.prerun_cmds, snap]
         # the launch's exit status stays $? after it: the launch mark (cost.py) reports it
         self.postrun_cmds = [f'omb_rc=$?; {snap}; (exit $omb_rc)', *self.postrun_cmds]
 
     def ranks_on_first_node(self) -> int:
-        per_node = self.num_tasks_per_node or self.job.num_tasks_per_node
+        """The job's ranks on the CPUs its first node's snapshot sees: those of the nodes that
+        share one machine (the partition's ``extras: {nodes_per_machine: N}``, the
+        mini-cluster's namespaces), else of one node."""
         nodes = max(getattr(self, 'num_nodes', 1) or 1, 1)
-        return int(per_node or -(-(self.num_tasks or 1) // nodes))
+        per_node = self.num_tasks_per_node or self.job.num_tasks_per_node or \
+            -(-(self.num_tasks or 1) // nodes)
+        sharing = int(self.current_partition.extras.get('nodes_per_machine', 1))
+        return int(per_node) * min(nodes, max(sharing, 1))
 
     def measured_node_state(self) -> node_state.NodeState | None:
         try:
@@ -69,7 +77,8 @@ class RunCircumstances(rfm.RegressionTestPlugin):
                 text = fp.read()
         except OSError:
             return None
-        return node_state.from_output(text, self.ranks_on_first_node())
+        launcher = self.current_partition.launcher_type.registered_name
+        return node_state.from_output(text, self.ranks_on_first_node(), launcher in FORKING)
 
     @run_before('sanity')
     def read_node_state(self):
