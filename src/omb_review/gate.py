@@ -312,7 +312,7 @@ def _busiest(run: Run, where: np.ndarray) -> str:
     parsed = [x for x in map(node_state.parse_column, states) if x is not None and x.busy]
     if not parsed:
         return "node_state busy"
-    worst = max(parsed, key=lambda x: (x.cpu_wait or 0, x.steal or 0))
+    worst = max(parsed, key=lambda x: (x.other or 0, x.steal or 0, x.load or 0))
     return worst.reason().removeprefix("the node was busy: ")
 
 

@@ -16,7 +16,7 @@ KEYS = {"system": "sim", "partition": "cpu", "lineage": "gnu-ompi", "environ": "
         "test": "OSULatency", "benchmark": "osu_latency",
         "placement": "inter_node", "algorithm": None, "window_size": None, "processes": None,
         "rma_window": None, "rma_sync": None, "mapping": None, "num_nodes": 2, "num_tasks": 2}
-BUSY = "busy cpu_wait=0.480 steal=0.000 load=7.90 cpus=2 ranks=2"
+BUSY = "busy other=0.340 cpu_wait=0.480 steal=0.000 load=7.90 cpus=2 ranks=2"
 
 
 def _run(values: np.ndarray, unit: str = "us", var: str = "latency_8", reruns: int = 1,
@@ -145,7 +145,7 @@ def test_a_session_measured_on_a_busy_node_is_not_judged_and_says_why():
     res = gate.judge(_run(y, reruns=3, busy=busy), gate.Windows(), Settings(), [])
     assert res.verdict.status == "insufficient" and res.busy_latest == 3
     assert res.verdict.reason.startswith("the node was busy in the judged session (3 runs; "
-                                         "some task waited for a CPU during 48 % of the run")
+                                         "other work took 34 % of its CPU time during the run")
     busy[-3:] = [True, False, False]  # one busy run: left out, the others judged
     res = gate.judge(_run(y, reruns=3, busy=busy), gate.Windows(), Settings(), [])
     assert res.verdict.status != "insufficient" and res.busy_latest == 1

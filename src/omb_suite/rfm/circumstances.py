@@ -11,8 +11,8 @@ The job runs ``job_sources/omb_node_state.sh`` just before and just after the be
 :mod:`omb_suite.machine.node_state` and logged in the perflog column ``node_state``, which
 ``omb-review`` reads. When the performance check fails on a busy node, the failure reads::
 
-    the node was busy: some task waited for a CPU during 48 % of the run (load 7.9 on 2 CPUs,
-    2 of them ranks); this run does not measure the MPI, run it again on a quiet node: ...
+    the node was busy: other work took 34 % of its CPU time during the run (load 3.1 on 2
+    CPUs, 2 of them ranks); this run does not measure the MPI, run it again on a quiet node: ...
 
 The mixin augments the performance stage as a ``special=True`` test would (ReFrame forbids a
 test class to override a stage, not a mixin before it): ReFrame's own check runs, and logs every
