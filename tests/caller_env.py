@@ -18,12 +18,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PREFIXES = ('OMB_', 'OSU_')
 #: Passed in on purpose (.ci/run exports them): the OSU installs the end-to-end tests run,
-#: the mini-cluster's state, and the sources (and OSU version) of the real Spack bootstrap,
-#: which tests read when they are collected.
+#: the mini-cluster's state, the sources (and OSU version) of the real Spack bootstrap,
+#: which tests read when they are collected, and a Flux installed elsewhere.
 PASSED_IN = frozenset({
     'OSU_ROOT', 'OSU_ROOT_MPICH', 'OSU_ROOT_MVAPICH', 'OMB_CLUSTER_UP', 'OMB_CLUSTER_DIR',
     'OMB_SPACK_GIT', 'OMB_SPACK_PACKAGES_GIT', 'OMB_SPACK_MIRROR', 'OMB_SPACK_INSTALL_ARGS',
-    'OMB_OSU_VERSION', 'OMB_OMPI5_MPIRUN', 'OMB_IMPI_MPIEXEC',
+    'OMB_OSU_VERSION', 'OMB_OMPI5_MPIRUN', 'OMB_IMPI_MPIEXEC', 'OMB_FLUX_PREFIX',
 })
 NAME_RE = re.compile(r'\b(?:OMB|OSU)_[A-Z0-9_]*[A-Z0-9]\b')
 

@@ -111,8 +111,9 @@ def cuda_aware_mpi_bin(tmp: Path) -> Path:
 
 def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
                 extra_env: dict[str, str] | None = None, checks: tuple[str, ...] = (),
-                timeout: int = 600) -> subprocess.CompletedProcess:
-    """Run ReFrame on ``checks`` (paths under reframe/checks; default: the verdict set)."""
+                timeout: int = 600, inside: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ReFrame on ``checks`` (paths under reframe/checks; default: the verdict set),
+    as the argument of ``inside`` when given (``tests/flux/instance --``: in a Flux instance)."""
     env = dict(os.environ)
     env.update({'OMB_RESULTS_DIR': str(tmp / 'results'), 'RFM_TOPOLOGY_DIR': str(tmp / 'topo')})
     env.pop('OSU_ROOT', None)
@@ -120,7 +121,8 @@ def run_reframe(tmp: Path, *args: str, registry: Path | None = None,
         env['OMB_ENVIRONMENTS_FILE'] = str(registry)
     env.update(extra_env or {})
     paths = [f'{CHECKS}/{name}' for name in checks] or [CHECKS]
-    cmd = [REFRAME, '--nocolor', '-C', SETTINGS, *(x for p in paths for x in ('-c', p)),
+    checks_args = [x for p in paths for x in ('-c', p)]
+    cmd = [*inside, REFRAME, '--nocolor', '-C', SETTINGS, *checks_args,
            '--prefix', str(tmp / 'rfm'), *args]
     return subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True,
                           timeout=timeout)

@@ -44,7 +44,7 @@ class Sandbox:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / rel, target)
         standins = [p.relative_to(REPO) for pattern in ('scripts/*', '.ci/*', 'tests/cluster/*',
-                                                        'tests/*.sh')
+                                                        'tests/flux/*', 'tests/*.sh')
                     for p in REPO.glob(pattern) if p.is_file()]
         standins += [Path('.venv/bin') / n for n in ('reframe', 'python', *console_scripts())]
         for rel in standins:
@@ -71,9 +71,11 @@ def test_ci_runs_the_readme_commands_without_a_build_when_it_has_no_sources(tmp_
     box = Sandbox(tmp_path / 'main', ['.ci/run'])
     done = box.run('bash .ci/run')
     assert done.returncode == 0, done.stdout + done.stderr
-    assert box.calls() == ['install-deps.sh --cluster --browser', 'quickstart.sh --no-build',
-                           'reframe-oldest.sh', 'modules-ci.sh', 'run-tests.sh']
+    assert box.calls() == ['install-deps.sh --cluster --browser --flux',
+                           'quickstart.sh --no-build', 'reframe-oldest.sh', 'modules-ci.sh',
+                           'run-tests.sh']
     assert 'SKIP mini-cluster: not root' in done.stdout
+    assert 'SKIP Flux: no flux-core source in' in done.stdout
     assert 'no Spack sources, so no OSU build' in done.stdout
     assert "SKIP today's MPI releases: no Spack sources" in done.stdout
     assert 'CI phase times (exit 0)' in done.stdout
@@ -105,6 +107,21 @@ def test_ci_builds_osu_73_from_the_mirror_beside_the_checkout_and_tests_with_it(
         f'quickstart OSU=7.3 GIT={mirror}/spack.git MIRROR={mirror}/spack-mirror',
         'reframe-oldest.sh', 'pip-mpis-ci.sh', 'modules-ci.sh',
         f'run-tests OSU_ROOT={view} OSU_ROOT_MPICH=none']
+    assert 'SKIP Flux: no flux-core source' in done.stdout
+
+
+def test_ci_builds_flux_from_the_mirror_and_runs_the_verdict_set_under_it(tmp_path):
+    """flux-core's build is a phase of its own (its time in the summary), then the verdict
+    set in the Flux instances, before the tests (which then find the build)."""
+    box = Sandbox(tmp_path / 'main', ['.ci/run'])
+    mirror = tmp_path / 'shared' / 'mirror'
+    mirror.mkdir(parents=True)
+    (mirror / 'flux-core-0.88.0.tar.gz').touch()
+    done = box.run('bash .ci/run')
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert box.calls()[-3:] == ['build-flux.sh', 'flux-ci.sh', 'run-tests.sh']
+    assert 'flux-core build (scripts/build-flux.sh)' in done.stdout
+    assert 'Flux: verdict set (this machine, mini-cluster)' in done.stdout
 
 
 def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):
@@ -112,9 +129,31 @@ def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):
     script(box.root / 'scripts/quickstart.sh', f'{LOGGER.replace("${STANDIN_RC:-0}", "3")}')
     done = box.run('bash .ci/run', STANDIN_UID='0', STANDIN_IP_RC='0')
     assert done.returncode == 3
-    assert box.calls() == ['install-deps.sh --cluster --browser', 'up',
+    assert box.calls() == ['install-deps.sh --cluster --browser --flux', 'up',
                            'quickstart.sh --no-build', 'down']
     assert 'CI phase times (exit 3)' in done.stdout and 'mini-cluster down' in done.stdout
+
+
+RFM = ('.venv/bin/reframe -C reframe/config/settings.py -c reframe/checks -r --max-retries 1 '
+       '--exec-policy serial --system flux-test:')
+
+
+@pytest.mark.parametrize(('cluster_rc', 'env', 'rc', 'calls', 'said'), [
+    ('0', {}, 0, [f'instance -- {RFM}host', 'status',
+                  f'instance --minicluster -- {RFM}minicluster'], 'Flux across the mini-cluster'),
+    ('1', {}, 0, [f'instance -- {RFM}host', 'status'], 'SKIP Flux across the mini-cluster'),
+    ('1', {'OMB_CLUSTER_UP': '1'}, 1, [f'instance -- {RFM}host', 'status'],
+     'OMB_CLUSTER_UP=1 but the mini-cluster is not healthy'),
+])
+def test_flux_ci_runs_the_verdict_set_in_one_instance_per_form(tmp_path, cluster_rc, env, rc,
+                                                                calls, said):
+    box = Sandbox(tmp_path, ['tests/flux-ci.sh'])
+    script(tmp_path / 'tests/cluster/status',
+           f'echo "status $*" >> "$STANDIN_LOG"; exit {cluster_rc}')
+    done = box.run('bash tests/flux-ci.sh', **env)
+    assert done.returncode == rc, done.stdout + done.stderr
+    assert box.calls() == calls
+    assert said in done.stdout + done.stderr
 
 
 @pytest.mark.parametrize(('args', 'setup', 'reframe'), [

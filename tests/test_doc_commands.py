@@ -174,9 +174,12 @@ def check_command(line: str, aliases: dict[str, str]) -> list[str]:
     if path is not None:
         if not path.is_file():
             return [*problems, f'no file {program}']
+        # a script that runs a command after `--` (tests/flux/instance -- reframe ...)
+        cut = args.index('--') if '--' in args else len(args)
         text = path.read_text()
-        return problems + [f'{program} has no option {a}' for a in args
-                           if a.startswith('--') and a.split('=')[0] not in text]
+        problems += [f'{program} has no option {a}' for a in args[:cut]
+                     if a.startswith('--') and a.split('=')[0] not in text]
+        return problems + (check_command(shlex.join(args[cut + 1:]), {}) if args[cut:] else [])
     if program in OTHER_TOOLS or tool in OTHER_TOOLS or program.startswith('-'):
         return problems
     if re.match(r'\w+=', program):

@@ -54,4 +54,4 @@ def test_every_need_names_a_package_for_each_manager():
             (REPO / 'scripts/system-packages.txt').read_text().splitlines()
             if line.strip() and not line.startswith('#')]
     assert rows and all(len(r) == 6 and all(c.strip() for c in r) for r in rows), rows
-    assert {r[0].strip() for r in rows} == {'base', 'cluster', 'browser', 'modules'}
+    assert {r[0].strip() for r in rows} == {'base', 'cluster', 'browser', 'modules', 'flux'}

@@ -28,7 +28,7 @@ from omb_suite.launch.placements import Placing
 from omb_suite.machine import probe
 from omb_suite.machine.topology import Topology, of_partition
 from omb_suite.osu import binaries, catalogue, curvelog, parsing, versions
-from omb_suite.rfm import environ_facts, mv2, references
+from omb_suite.rfm import environ_facts, instance, mv2, references
 from omb_suite.rfm.circumstances import RunCircumstances
 from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.environ_facts import ModulesLoaded
@@ -38,8 +38,8 @@ from omb_suite.rfm.perflog import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 
 
-class OsuRunBase(RunCircumstances, ModulesLoaded, KnownHangs, FromHistory, ScaleAware,
-                 rfm.RunOnlyRegressionTest):
+class OsuRunBase(RunCircumstances, ModulesLoaded, instance.InsideInstance, KnownHangs,
+                 FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check (binary lookup, options, one launch, parsing, placement,
     references; the sweep OSU will run at the job's rank count, the predicted wall time and the
     limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's known hangs:

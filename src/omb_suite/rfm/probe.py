@@ -17,7 +17,7 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite.launch.failures import with_cause
 from omb_suite.machine import probe
-from omb_suite.rfm import environ_facts
+from omb_suite.rfm import environ_facts, instance
 from omb_suite.rfm.perflog import environ_modules
 from omb_suite.rfm.pt2pt import PlacedPair
 
@@ -53,7 +53,8 @@ class PlacementProbeBuild(ProbeSourceBuild):
     executable = 'placement_probe'
 
 
-class PlacementProbeBase(environ_facts.ModulesLoaded, PlacedPair, rfm.RunOnlyRegressionTest):
+class PlacementProbeBase(environ_facts.ModulesLoaded, instance.InsideInstance, PlacedPair,
+                         rfm.RunOnlyRegressionTest):
     """Run the MPI probe alone with the child's ``placement`` and verify it."""
 
     valid_systems = ['*']
