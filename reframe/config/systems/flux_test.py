@@ -67,6 +67,7 @@ system = {
             'env_vars': _minicluster_env(),
             'extras': {
                 'num_nodes': 2,
+                'nodes_per_machine': 2,  # both nodes' ranks spin on this machine's CPUs
                 # the record's CPU maps name OS CPUs from 0 on every node, but node2's broker
                 # owns CPU 1: bind each task to the core its broker allocated instead
                 'launcher_overrides': {'flux': {
