@@ -5,10 +5,11 @@ change of the library moves a range of sizes (a protocol, a copy mechanism, an a
 serves a range). Among the series of one curve and metric (``osu_bw inter_node ...
 bandwidth_*``), ordered by size, a regression, watch or improvement stands only inside a run of
 at least ``min_sizes`` adjacent judged sizes that moved the same way (all the curve's sizes
-when it has fewer); a curve figure without a size (``peak_bandwidth``, ``min_latency``) stands
-only beside such a run of its curve, or, for a curve of figures alone (``osu_barrier``), with
-``min_sizes`` of its figures. A verdict that does not stand becomes ``ok`` and says why
-(``method``: ``alone``).
+when it has fewer), one less where a figure of the whole curve (``peak_bandwidth``,
+``min_latency``: a summary of every size OSU measured, of which the perflog reports six) moved
+the same way too; a curve figure stands only beside such a run of its curve, or, for a curve
+of figures alone (``osu_barrier``), with ``min_sizes`` of its figures. A verdict that does not
+stand becomes ``ok`` and says why (``method``: ``alone``).
 """
 
 from __future__ import annotations
@@ -39,10 +40,13 @@ def _runs(flags: list[bool]) -> list[list[int]]:
     return found + ([current] if current else [])
 
 
-def _keep(members: list[SeriesResult], statuses: tuple[str, ...], need: int) -> set[int]:
-    """Positions (in ``members``, ordered by size) inside runs of >= ``need`` of ``statuses``."""
+def _keep(members: list[SeriesResult], statuses: tuple[str, ...], need: int,
+          figure: bool = False) -> set[int]:
+    """Positions (in ``members``, ordered by size) inside runs of >= ``need`` of ``statuses``;
+    with ``figure`` (a figure of the whole curve moved the same way, itself a summary of every
+    size OSU measured, most of which the perflog does not report), one size less."""
     flags = [m.verdict.status in statuses for m in members]
-    return {i for run in _runs(flags) if len(run) >= need for i in run}
+    return {i for run in _runs(flags) if len(run) >= max(need - figure, 1) for i in run}
 
 
 def _demote(r: SeriesResult, why: str) -> None:
@@ -65,11 +69,12 @@ def coherent(results: list[SeriesResult], s: Settings) -> None:
                  if all(_split(str(r.keys["perf_var"]))[1] is not None for r in rs)}
         figures = [r for m, rs in metrics.items() if m not in sized for r in rs]
         held: set[str] = set()  # directions held by a run of sizes somewhere on the curve
+        figure = {r.verdict.status for r in figures}  # what the curve's figures say
         for members in sized.values():
             need = min(s.min_sizes, len(members))
-            keep_reg = _keep(members, ("regression",), need)
-            keep_worse = _keep(members, WORSE, need)
-            keep_better = _keep(members, ("improvement",), need)
+            keep_reg = _keep(members, ("regression",), need, "regression" in figure)
+            keep_worse = _keep(members, WORSE, need, bool(figure & set(WORSE)))
+            keep_better = _keep(members, ("improvement",), need, "improvement" in figure)
             for i, r in enumerate(members):
                 status = r.verdict.status
                 if status == "regression" and i not in keep_reg:
