@@ -110,8 +110,12 @@ def night(sessions: list[Session]) -> pl.DataFrame:
                       for i, s in enumerate(sessions)], how="vertical_relaxed").drop("offset")
 
 
+#: The gate's settings: its defaults unless the command line explores others (--z ...).
+SETTINGS = Settings()
+
+
 def judge(frame: pl.DataFrame, since: datetime | None = None):
-    return check(frame, gate.Windows(since=since), Settings(), [], quiet=True)
+    return check(frame, gate.Windows(since=since), SETTINGS, [], quiet=True)
 
 
 def _curves(frame: pl.DataFrame) -> list[tuple[dict, str, list[str]]]:
@@ -167,7 +171,7 @@ def _rate(hits: int, n: int) -> str:
 
 
 def nightly(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str]:
-    s = Settings()
+    s = SETTINGS
     first = s.min_baseline + s.confirm
     lines, fa, busy, judged = [], 0, 0, 0
     names: dict[str, int] = {}
@@ -282,7 +286,18 @@ def main() -> int:
     p.add_argument("--positions", type=int, default=6,
                    help="history lengths at which regressions are spliced in (6)")
     p.add_argument("--quick", action="store_true", help="every third curve, 2 positions")
+    p.add_argument("--z", type=float, default=Settings.z_session,
+                   help="explore another --z than the gate's default")
+    p.add_argument("--short-baseline", type=float, default=Settings.short_baseline)
+    p.add_argument("--min-sizes", type=int, default=Settings.min_sizes)
+    p.add_argument("--confirm", type=int, default=Settings.confirm)
+    p.add_argument("--aa", default=":", metavar="START:END",
+                   help="only these A/A sessions (a slice, in recording order), e.g. 20: to "
+                   "measure on sessions a choice of settings never saw")
     args = p.parse_args()
+    global SETTINGS
+    SETTINGS = Settings(z_session=args.z, short_baseline=args.short_baseline,
+                        min_sizes=args.min_sizes, confirm=args.confirm)
     if args.quick:
         args.positions = 2
     t0 = time.monotonic()
@@ -290,7 +305,8 @@ def main() -> int:
         every = read(args.data, Path(tmp))
     for system in sorted({s.system for s in every}):
         mine = [s for s in every if s.system == system]
-        aa = [s for s in mine if s.label == "aa"]
+        lo, _, hi = args.aa.partition(":")
+        aa = [s for s in mine if s.label == "aa"][int(lo) if lo else None:int(hi) if hi else None]
         regs: dict[str, list[Session]] = {}
         for s in mine:
             if s.label == "regression":
@@ -302,7 +318,7 @@ def main() -> int:
               f"upgrade after 5 (3 before, 2 after)")
         for line in [*nightly(aa, regs, args), *upgrade(aa, regs, args)]:
             print(line, flush=True)
-    print(f"benchmark time {time.monotonic() - t0:.0f} s")
+    print(f"settings: {SETTINGS}; benchmark time {time.monotonic() - t0:.0f} s")
     return 0
 
 

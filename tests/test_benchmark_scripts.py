@@ -27,6 +27,7 @@ WITHOUT_OSU = [
      'false alarms'),
     ('scale_costs.py', ['audit', '--system', 'example-epyc-xl'], '0 violations'),
     ('verdict_power.py', ['--smoke'], 'node-minutes ratio'),
+    ('gate_operating.py', ['--quick'], 'nightly A/A: false alarms'),
 ]
 WITH_OSU = [
     ('scale_costs.py', ['collectives', '--ranks', '2,4'], 'median error'),
@@ -38,6 +39,11 @@ WITH_OSU = [
     ('osu_launchers.py', ['--smoke'], 'launchers'),
     ('tuning_gain.py', ['--smoke', '--environ', 'system-openmpi', '--dir', '{tmp}/tuning'],
      'target (never slower than the default'),
+    ('gate_record.py', ['{tmp}/rec', '--set', 'smoke', '--reruns', '0', '--', '-p',
+                        'system-openmpi', '-n',
+                        'OsuPt2Pt%benchmark=osu_latency%placement=intra_socket%buffers=HH',
+                        '-S', 'max_size=8', '-S', 'iterations=100', '-S', 'warmup=10'],
+     'smoke-1: exit 0'),
 ]
 
 
