@@ -66,6 +66,12 @@ class Session:
     frame: pl.DataFrame  # its records, time relative to its first record (us)
     system: str
 
+    @property
+    def quiet(self) -> bool:
+        """Most of its runs on a quiet node (node_state): a session the gate can judge."""
+        states = self.frame["node_state"].cast(pl.String)
+        return bool((~states.str.starts_with("busy").fill_null(False)).mean() >= 0.5)
+
 
 def _sets(paths: list[Path], tmp: Path) -> list[Path]:
     found = []
@@ -188,6 +194,7 @@ def nightly(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str
                  f"(node busy, exit 3) {busy}")
     lines += [f"    named: {c} ({n} nights)" for c, n in sorted(names.items())]
     points = _points(len(aa), first, args.positions)
+    calm = [i for i, s in enumerate(aa) if s.quiet]  # the nights the gate can judge
     for name, reg in regs.items():
         found1 = found2 = 0
         elsewhere: set[str] = set()
@@ -210,11 +217,12 @@ def nightly(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str
                 for keys, k, pv in curves:
                     if k != kind:
                         continue
-                    for p in points[:-2] if len(points) > 2 else points:
-                        if p + 2 > len(aa):
+                    for p in points:
+                        nxt = [i for i in calm if i >= p][:2]  # the next two quiet nights
+                        if len(nxt) < 2:
                             continue
                         target = pv[len(pv) // 2 - width // 2:][:width]
-                        after = [aa[p], aa[p + 1]]
+                        after = [aa[i] for i in nxt]
                         frames = [s.frame for s in after]
                         bad = [Session(s.tag, s.label, [], "", s.seconds,
                                        inject(f, keys, target, factor), s.system)
@@ -246,6 +254,8 @@ def _points(n: int, first: int, count: int) -> list[int]:
 
 
 def upgrade(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str]:
+    """Upgrades over the quiet A/A sessions (a busy one is not judged: it would be re-run)."""
+    aa = [s for s in aa if s.quiet]
     lines, flagged, windows = [], 0, 0
     starts = range(0, len(aa) - 4)
     for j in starts:
