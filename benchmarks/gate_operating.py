@@ -256,14 +256,16 @@ def _points(n: int, first: int, count: int) -> list[int]:
 def upgrade(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str]:
     """Upgrades over the quiet A/A sessions (a busy one is not judged: it would be re-run)."""
     aa = [s for s in aa if s.quiet]
-    lines, flagged, windows = [], 0, 0
+    lines, flagged, windows, other = [], 0, 0, []
     starts = range(0, len(aa) - 4)
     for j in starts:
         frame = night(aa[j:j + 5])
         out = judge(frame, DAY0 + timedelta(days=3))
         windows += 1
         flagged += out.code == 1
-    lines.append(f"upgrade A/A (3 before, 2 after): flagged {_rate(flagged, windows)}")
+        other += [out.code] if out.code not in (0, 1) else []
+    lines.append(f"upgrade A/A (3 before, 2 after): flagged {_rate(flagged, windows)}"
+                 + (f"; not a pass otherwise (exit {', '.join(map(str, other))})" if other else ""))
     for name, reg in regs.items():
         if len(reg) < 2:
             continue

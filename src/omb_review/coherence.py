@@ -49,6 +49,47 @@ def _keep(members: list[SeriesResult], statuses: tuple[str, ...], need: int,
     return {i for run in _runs(flags) if len(run) >= max(need - figure, 1) for i in run}
 
 
+def _moved(r: SeriesResult, sign: int, confirm: int) -> list[dict] | None:
+    """The last ``confirm`` judged sessions of ``r`` if each moved by its threshold in the
+    direction ``sign`` (+1 worse, -1 better), else ``None``."""
+    last = r.sessions[-confirm:]
+    if not last or r.verdict.method != "sessions" or \
+            any(sign * x["change"] < r.threshold for x in last):
+        return None
+    return last
+
+
+def _together(members: list[SeriesResult], sign: int, need: int, s: Settings) -> set[int]:
+    """Positions inside runs of >= ``need`` adjacent sizes that moved together: in each of the
+    last ``confirm`` sessions every size moved by its threshold the same way, their z summed
+    over the run (/sqrt of its length) reaches the z needed, and one of them does alone. A
+    noisy size between two that moved is carried by them; a size alone never is."""
+    moved = [_moved(m, sign, s.confirm) for m in members]
+    keep: set[int] = set()
+    for run in _runs([x is not None for x in moved]):
+        for a in range(len(run)):
+            for b in range(a + need, len(run) + 1):
+                part = [moved[i] for i in run[a:b]]
+                ok = all(
+                    sum(sign * x[j]["z"] for x in part) / len(part) ** 0.5 >= part[0][j]["z_needed"]
+                    and max(sign * x[j]["z"] for x in part) >= part[0][j]["z_needed"]
+                    for j in range(len(part[0])))
+                if ok:
+                    keep |= set(run[a:b])
+    return keep
+
+
+def _promote(members: list[SeriesResult], need: int, s: Settings) -> None:
+    """Series inside a run of sizes that moved together take the run's verdict."""
+    for sign, status in ((1, "regression"), (-1, "improvement")):
+        for i in _together(members, sign, need, s):
+            r = members[i]
+            if r.verdict.status in ("ok", "watch" if sign > 0 else "ok"):
+                confirmed = r.verdict.n_latest >= s.confirm
+                r.verdict.status = status if confirmed else ("watch" if sign > 0 else "ok")
+                r.verdict.method = f"{r.verdict.method}; with its adjacent sizes"
+
+
 def _demote(r: SeriesResult, why: str) -> None:
     r.verdict.status, r.first_bad = "ok", None
     r.verdict.method = f"{r.verdict.method}; alone: {why}"
@@ -72,6 +113,7 @@ def coherent(results: list[SeriesResult], s: Settings) -> None:
         figure = {r.verdict.status for r in figures}  # what the curve's figures say
         for members in sized.values():
             need = min(s.min_sizes, len(members))
+            _promote(members, max(need - bool(figure - {"ok"}), 1), s)
             keep_reg = _keep(members, ("regression",), need, "regression" in figure)
             keep_worse = _keep(members, WORSE, need, bool(figure & set(WORSE)))
             keep_better = _keep(members, ("improvement",), need, "improvement" in figure)

@@ -250,7 +250,12 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
                       f"{s.min_baseline} times, or judge with the mode of the history")
         result.verdict = Verdict("insufficient", n_baseline=len(base_idx), n_latest=n_judged,
                                  reason=reason)
-        result.new = bool(n_judged and len(ses) - n_judged < s.min_baseline)
+        # new: too little history at all (sessions left out as busy are history too)
+        measured_sessions = np.unique(session[measured])
+        core = s.confirm if w.since is None and w.latest is None else n_judged
+        if w.since is not None:
+            core = int((first_us >= w.since.timestamp() * 1e6).sum())
+        result.new = bool(n_judged and len(measured_sessions) - core < s.min_baseline)
         return result
     base = sessions.Sessions(ses.values[list(base_idx)], [ses.runs[i] for i in base_idx],
                              [ses.members[i] for i in base_idx])
