@@ -72,4 +72,6 @@ def test_the_results_directory_is_the_one_the_perflog_handler_writes(tmp_path, c
     assert where(OMB_RFM_CONFIG=str(example)).stdout.strip() == "/shared/reframe/perflogs"
     refused = where(OMB_RFM_CONFIG=str(example), OMB_RESULTS_DIR=str(tmp_path))
     assert refused.returncode == 2 and "writes to /shared/reframe/perflogs" in refused.stderr
+    above = where(OMB_RFM_CONFIG=str(example), OMB_RESULTS_DIR="/shared/reframe")
+    assert above.returncode == 0 and above.stdout.strip() == "/shared/reframe"
     assert where(OMB_RESULTS_DIR=str(tmp_path)).stdout.strip() == str(tmp_path)
