@@ -67,7 +67,10 @@ start=$SECONDS
   cd "$src"
   # a git archive has no configure and no .git for the version: name it
   FLUX_VERSION=$VERSION nice -n 19 ./autogen.sh
-  PYTHON=/usr/bin/python3 nice -n 19 ./configure --prefix="$prefix" --disable-docs
+  # Lua 5.1 by name: Lmod (install-deps.sh --modules) makes /usr/bin/lua a Lua 5.3 whose
+  # headers are not installed, and configure would look for those
+  PYTHON=/usr/bin/python3 LUA=$(command -v lua5.1) nice -n 19 ./configure --prefix="$prefix" \
+    --disable-docs
   nice -n 19 make -j"${OMB_FLUX_JOBS:-2}"
   nice -n 19 make install
 ) >"$log" 2>&1 || die "build failed; the end of $log:$(echo; tail -20 "$log")"
