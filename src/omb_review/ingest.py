@@ -139,9 +139,14 @@ def _parse(src: Source, naive_tz: str) -> tuple[pl.DataFrame, list[Problem]]:
 
 
 def _dedupe(frame: pl.DataFrame) -> pl.DataFrame:
-    """One row per record (hashed key; first source wins); a sanity failure known only from a
-    report (no variable) is dropped when the same run has variable rows elsewhere."""
-    frame = frame.filter(pl.col("record_key").is_first_distinct())
+    """One row per record (hashed key): the one that knows most (fewest empty columns: a
+    site's perflog format may lack ``iterations`` that its run report has), the first source
+    among equals; a sanity failure known only from a report (no variable) is dropped when the
+    same run has variable rows elsewhere."""
+    empty = pl.sum_horizontal(pl.all().exclude("record_key", "run_key").is_null())
+    frame = (frame.with_columns(_empty=empty)
+             .filter(pl.col("_empty") == pl.col("_empty").min().over("record_key"))
+             .filter(pl.col("record_key").is_first_distinct()).drop("_empty"))
     bare = pl.col("perf_var").is_null()
     if not frame.select(bare.any()).item():
         return frame

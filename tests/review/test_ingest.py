@@ -165,3 +165,17 @@ def test_site_oneline_with_line_2_damaged_synthetic_reads_no_line_under_the_head
     assert "12 fields, header has 13" in reasons[2]
     assert all("under the header ReFrame wrote for 'line 2 (unreadable)'" in reasons[n]
                for n in (3, 4, 5))
+
+
+def test_a_record_in_a_perflog_and_a_report_keeps_what_either_knows(tmp_path, cache):
+    # a site's perflog without -i/-x columns, its run reports with them: whichever is read
+    # first (the cache serves unchanged sources before those read afresh), the record keeps
+    # the counts, so a session is compared with its baseline by what it ran
+    root = Path(shutil.copytree(DATA / "site-format" / "perflogs", tmp_path / "perflogs"))
+    log = root / "sitemods" / "login" / "OsuPt2Pt.log"
+    for use_cache in (False, True, True):
+        frame = load(root, cache_dir=cache, use_cache=use_cache).frame
+        assert frame.height == 20
+        assert frame["iterations"].cast(pl.String).to_list() == ["200"] * 20
+        log.touch()                                         # the perflog is read afresh
+        os.utime(log, (log.stat().st_atime, log.stat().st_mtime + 10))
