@@ -5,7 +5,7 @@ Imports flow one way: checks -> ``omb_suite.rfm`` -> the pure modules of ``omb_s
 (catalogue, parsing, placements, probe, topology, mpilib, algorithms, evidence) -> data.
 """
 
-from omb_suite.rfm import listing, reframe_speed
+from omb_suite.rfm import budget, listing, reframe_speed
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.collective import OsuCollectiveBase
 from omb_suite.rfm.gpu import DeviceBuffers
@@ -33,3 +33,5 @@ __all__ = [
 reframe_speed.apply()
 # `reframe -l` prints the predicted cost of what it lists (listing: in memory, no dry run)
 listing.apply()
+# `-S budget=NODE_MINUTES`, `-S campaign=NAME`: the selection within a budget (budget)
+budget.apply()

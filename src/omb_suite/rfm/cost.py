@@ -34,6 +34,7 @@ from reframe.core.builtins import run_before, variable
 from reframe.core.runtime import runtime
 from reframe.utility import osext
 
+from omb_suite.cost import budget as costbudget
 from omb_suite.cost import fit as costfit
 from omb_suite.cost import model as costmodel
 from omb_suite.cost import scale_audit
@@ -136,6 +137,14 @@ class ScaleAware(rfm.RegressionTestPlugin):
     #: this run's ``time_run`` with (:mod:`omb_suite.cost.wall`).
     model_s = variable(float, value=0.0)
     limit_s = variable(int, value=0)
+
+    #: A budget of node-minutes for the session (``-S budget=600``, ``10node-h``): the
+    #: cases whose predicted cost fits, in the order of :mod:`omb_suite.cost.budget`
+    #: (:mod:`omb_suite.rfm.budget` selects them; ``''``: no budget).
+    budget = variable(str, value='', loggable=False)
+    #: A campaign (``-S campaign=NAME``): a study in slices; a case with a result in the
+    #: campaign's run reports is not run again.
+    campaign = variable(str, value='')
 
     #: Setup hooks that only prepare files for the run: the listing's prediction
     #: (:mod:`omb_suite.rfm.listing`) leaves them out. None may change the job shape, the
@@ -333,7 +342,7 @@ def _summary() -> None:
         node_min = sum(s * n for _, s, n in tests) / 60
         name, top, nodes = max(tests, key=lambda t: t[1])
         out.append(f'  {part}: {len(tests)} test(s), {duration(wall)} wall one after another, '
-                   f'{node_min:.1f} node-minutes; largest: {name} {duration(top)} on '
+                   f'{costbudget.nm(node_min)} node-minutes; largest: {name} {duration(top)} on '
                    f'{nodes} node(s)')
     print('\n'.join(out), file=sys.stdout, flush=True)
 

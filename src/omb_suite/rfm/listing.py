@@ -61,14 +61,29 @@ def set_up_in_memory(test: Any, case: Any) -> bool:
     return True
 
 
+#: Predictions already made in this process, per test case (``id``): a budget
+#: (:mod:`omb_suite.rfm.budget`) predicts the cases before the listing prints them.
+KNOWN: dict[int, tuple[str, str, float, int] | None] = {}
+
+
+def prediction_of(case: Any) -> tuple[str, str, float, int] | None:
+    """(partition, test, seconds, nodes) of a case, set up in memory once per process;
+    ``None`` when its setup skips it."""
+    if id(case) not in KNOWN:
+        with restored(case.check) as test:
+            KNOWN[id(case)] = None
+            if set_up_in_memory(test, case):
+                KNOWN[id(case)] = (case.partition.fullname, test.display_name,
+                                   test.wall_prediction().seconds, max(1, test.num_nodes))
+    return KNOWN[id(case)]
+
+
 def predict(testcases: list) -> None:
     """Record the predicted cost of every listed case that predicts one."""
     for case in testcases:
-        if not isinstance(case.check, cost.ScaleAware):
-            continue
-        with restored(case.check) as test:
-            if set_up_in_memory(test, case):
-                cost.record(test, test.wall_prediction())
+        if isinstance(case.check, cost.ScaleAware) and (known := prediction_of(case)):
+            part, name, seconds, nodes = known
+            cost.PREDICTED.setdefault(part, []).append((name, seconds, nodes))
 
 
 def _with_prediction(listing: Callable[..., None]) -> Callable[..., None]:

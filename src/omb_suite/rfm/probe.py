@@ -31,6 +31,10 @@ class ProbeSourceBuild(rfm.CompileOnlyRegressionTest):
     build_system = 'SingleSource'
     build_locally = True
     environ_modules = variable(str, type(None), value=None)
+    #: A session's budget and campaign (``-S budget=``, ``-S campaign=``:
+    #: :mod:`omb_suite.rfm.budget`); a build costs no node-minutes.
+    budget = variable(str, value='', loggable=False)
+    campaign = variable(str, value='', loggable=False)
 
     @run_before('compile')
     def set_sources(self):
@@ -64,6 +68,10 @@ class PlacementProbeBase(environ_facts.ModulesLoaded, instance.InsideInstance, P
     num_nodes = variable(int, value=1)
     #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
     session_tag = variable(str, value='')
+    #: A session's budget and campaign (:mod:`omb_suite.rfm.budget`): the probe runs where
+    #: no OSU is, and is not priced.
+    budget = variable(str, value='', loggable=False)
+    campaign = variable(str, value='', loggable=False)
     tags = {'placement', 'probe'}
 
     @run_after('setup')
