@@ -101,3 +101,9 @@ def test_a_finished_campaign_says_so():
     assert budget.summary(sel, 'study', spent=1.2)[-1] == (
         'campaign study: complete, 1 case(s) done, 1.2 node-minutes spent (measured); '
         'nothing left to run')
+
+
+def test_nothing_to_price_is_said_as_such_not_as_a_finished_campaign():
+    assert budget.summary(budget.select([], 600.0), 'proof') == [
+        'Budget: no selected case can be priced (none selected, or their setup skips each one '
+        'here): nothing to choose from']

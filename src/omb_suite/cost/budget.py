@@ -180,6 +180,9 @@ def progress_line(sel: Selection, campaign: str, spent: float) -> str:
 def summary(sel: Selection, campaign: str | None = None, spent: float = 0.0) -> list[str]:
     """What a budget bought, what it left out and what the rest would cost."""
     lines = []
+    if not (sel.chosen or sel.left_out or sel.done):
+        return ['Budget: no selected case can be priced (none selected, or their setup skips '
+                'each one here): nothing to choose from']
     if sel.budget is not None:
         lines.append(f'Budget {sel.budget:g} node-minutes: {len(sel.chosen)} case(s) selected, '
                      f'predicted {nm(sel.bought)} node-minutes; {len(sel.left_out)} left out, '
