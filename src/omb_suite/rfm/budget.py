@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from reframe.core.logging import getlogger
+from reframe.core.runtime import runtime
 from reframe.frontend import dependencies
+from reframe.utility import osext
 
 from omb_suite.cost import budget as costbudget
 from omb_suite.rfm import cost, listing
@@ -109,6 +111,16 @@ def _campaign_results(directory: Path, campaign: str, rehearsal: bool
     return dict(done), problems
 
 
+def _report_dirs() -> list[Path]:
+    """Where the campaign's run reports are: the suite's reports directory and that of the
+    report file ReFrame writes (``--report-file`` or the configuration's ``report_file``)."""
+    dirs = [cost.reports_dir()]
+    configured = str(runtime().get_option('general/0/report_file') or '')
+    if configured:
+        dirs.append(Path(osext.expandvars(configured)).expanduser().parent)
+    return sorted({d.resolve() for d in dirs if d.is_dir()})
+
+
 def _winners(cases: list) -> set[tuple[str, str]]:
     """(benchmark, algorithm) pairs that were fastest at some size in the partitions' earlier
     runs of these environments (latencies in us: the collectives' sweeps)."""
@@ -158,7 +170,11 @@ def choose(cases: list) -> list | None:
     done_minutes: dict[tuple, float] = {}
     if campaign:
         rehearsal = any(c.check.is_dry_run() for c in runs)
-        done_minutes, problems = _campaign_results(cost.reports_dir(), campaign, rehearsal)
+        done_minutes, problems = {}, []
+        for directory in _report_dirs():
+            found, bad = _campaign_results(directory, campaign, rehearsal)
+            done_minutes |= found
+            problems += bad
         for p in problems:
             getlogger().warning(p)
     todo = [bc for key, (_, bc) in priced.items() if key not in done_minutes]
