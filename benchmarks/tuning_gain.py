@@ -6,7 +6,13 @@ for every collective it touches and at scales the sweep skipped?
         [--collectives bcast,allreduce,alltoall,allgather] [--check-collectives C1,C2]
         [--scales 2,4] [--validate-scales 3,5] [--max-size 65536] [--sessions 5] [--repeat 5]
         [--oversubscribe 2] [--iterations N] [--system local] [--untouched] [--skip-sweep]
-        [--skip-tune] [--tuned-prefix NAME] [--narrow PROOF_DIR] [--smoke]
+        [--skip-tune] [--tuned-prefix NAME] [--narrow PROOF_DIR] [--smoke] [-C FILE ...]
+
+With a site's configuration (``-C site.py``, repeatable: ``-C site.py -C
+reframe/config/modes.py``) its system (``--system mycluster:batch``) and environments
+(``--environ openmpi``) are used; ``reframe`` and ``omb-review`` are those installed beside
+the Python that runs this, else on ``PATH``; the perflogs go under DIR whatever the
+configuration's perflog handler says (``--perflogdir``).
 
 Per environment, for real (ReFrame and OSU, one after another):
   1. the sweep: ``OsuCollectiveSweep`` of the collectives at the scales, the default measured
@@ -43,6 +49,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -59,10 +66,27 @@ VENV = Path(sys.executable).parent
 TIGHT = 1.1
 
 
-def _rfm(system: str, env: str, extra: list[str]) -> list[str]:
-    return [str(VENV / 'reframe'), '-C', str(REPO / 'reframe' / 'config' / 'settings.py'),
+#: The ReFrame configuration files (``-C``, in order): ours unless a site gives its own.
+CONFIGS: list[str] = [str(REPO / 'reframe' / 'config' / 'settings.py')]
+
+
+def tool(name: str) -> str:
+    """A program of the suite: beside this Python (our .venv), else on PATH (a site's)."""
+    here = VENV / name
+    found = str(here) if here.exists() else shutil.which(name)
+    if not found:
+        sys.exit(f'tuning_gain.py: {name} is neither beside {sys.executable} nor on PATH: '
+                 'install the suite (pip install <checkout>) in the Python that runs this')
+    return found
+
+
+def _rfm(system: str, env: str, extra: list[str], perflogs: Path) -> list[str]:
+    # --perflogdir: the perflogs where `omb-review tune` reads them, whatever the
+    # configuration's own handler directory
+    return [tool('reframe'), *(x for c in CONFIGS for x in ('-C', c)),
             '-c', str(REPO / 'reframe' / 'checks' / 'explore'), '--system', system,
-            '-p', f'^{env}$', '--exec-policy', 'serial', *extra, '-r']
+            '-p', f'^{env}$', '--exec-policy', 'serial', '--perflogdir', str(perflogs),
+            *extra, '-r']
 
 
 def _run(cmd: list[str], log: Path, env: dict[str, str]) -> int:
@@ -87,17 +111,20 @@ def pipeline(args, env: str) -> int:
         rc |= _run(_rfm(args.system, env, ['-n', f'OsuCollectiveSweep%case=osu_({colls})/',
                                            '-S', 'measure_default=1', '-E', scales,
                                            '-S', f'oversubscribe={args.oversubscribe}',
-                                           *common, '--prefix', str(where / 'sweep')]),
+                                           *common, '--prefix', str(where / 'sweep')],
+                        where / 'perflogs'),
                    where / f'sweep-{session}.log', results)
     # --allow-unproven: Intel MPI's forced algorithms are 'forced-not-proven' (it shows none);
     # the other families' are proven or left out whatever this says
     tuning, log = where / 'tuning', where / 'tune.log'
     tuned = 0 if args.skip_tune else _run(
-        [str(VENV / 'omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
+        [tool('omb-review'), 'tune', str(where / 'perflogs'), '--no-cache',
          '--allow-unproven', '--environ', env, '-o', str(tuning),
          *(f'--narrow={d}' for d in args.narrow)], log, {})
     if log.exists():
         print('   ' + '\n   '.join(log.read_text().splitlines()[-3:]))
+    if tuned != 0 and log.exists() and "without the 'algorithm' column" in log.read_text():
+        return 1   # the configuration's perflogs cannot be tuned from: said in tune.log
     if tuned != 0:
         return rc  # nothing to recommend: said in tune.log, nothing to compare
     # every collective the load touches (the check skips the others), at the sweep's scales
@@ -119,7 +146,8 @@ def pipeline(args, env: str) -> int:
                                        # stage and output replace
                                        '--report-file',
                                        str(where / f'{args.tuned_prefix}-report.json'),
-                                       '--prefix', str(where / args.tuned_prefix)]),
+                                       '--prefix', str(where / args.tuned_prefix)],
+                    where / f'{args.tuned_prefix}-perflogs'),
                where / f'{args.tuned_prefix}.log',
                {**results, 'OMB_RESULTS_DIR': str(where / f'{args.tuned_prefix}-perflogs')})
     return rc
@@ -260,6 +288,9 @@ def main() -> int:
     p.add_argument('--environ', action='append', required=True)
     p.add_argument('--dir', type=Path, default=REPO / '.omb' / 'tuning-gain')
     p.add_argument('--system', default='local')
+    p.add_argument('-C', dest='configs', action='append', metavar='FILE',
+                   help="the site's ReFrame configuration (repeatable, e.g. site.py then "
+                        'reframe/config/modes.py); default: reframe/config/settings.py')
     p.add_argument('--collectives', default='bcast,allreduce,alltoall,allgather')
     p.add_argument('--check-collectives', default='',
                    help='the proving check\'s collectives (default: every one the load touches)')
@@ -283,6 +314,7 @@ def main() -> int:
                         "sizes the rules leave to the library (repeatable)")
     p.add_argument('--smoke', action='store_true')
     args = p.parse_args()
+    CONFIGS[:] = [str(Path(c).resolve()) for c in args.configs or CONFIGS]
     # absolute: ReFrame takes a relative perflog directory as relative to its --prefix
     args.dir = args.dir.resolve()
     args.osu = (['-S', f'iterations={args.iterations}', '-S',
@@ -298,8 +330,9 @@ def main() -> int:
         lines, n = summary(args.dir / env)
         slower += n
         print('\n'.join(lines))
-    print(f'target (never slower than the default beyond the noise): '
-          f'{"met" if not slower else f"NOT met ({slower} cells)"}')
+    verdict = (f'NOT met ({slower} cells)' if slower else
+               'not judged: a step failed (above)' if rc else 'met')
+    print(f'target (never slower than the default beyond the noise): {verdict}')
     return 1 if rc or slower else 0
 
 

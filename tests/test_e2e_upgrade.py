@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,32 @@ def test_after_without_before_says_what_to_run(tmp_path):
     env = {**os.environ, 'OMB_RESULTS_DIR': str(tmp_path)}
     out = upgrade('after', env)
     assert out.returncode == 2 and "upgrade.sh before SYSTEM' first" in out.stderr
+
+
+@real
+def test_the_tuning_proof_with_a_site_configuration_of_modules(tmp_path, tree):
+    """benchmarks/tuning_gain.py with the site's configuration (-C, layered modes.py), its
+    system and one of its environments: sweep, tune, proof (when the sweep found a faster
+    algorithm). With the site's narrow perflog
+    format the sweep cannot be tuned from, and it says why (exit 1)."""
+    mpi, osu = tree[1]['4.1.4a']
+    env = {**base_env(tmp_path, tree), 'SITE_RESULTS': str(tmp_path / 'site'),
+           'SITE_OPENMPI': mpi, 'SITE_OSU': osu}
+    cmd = [sys.executable, str(REPO / 'benchmarks' / 'tuning_gain.py'), '--smoke',
+           '-C', str(REPO / 'tests/data/site-config/site_modules.py'),
+           '-C', str(REPO / 'reframe/config/modes.py'), '--system', 'sitemods',
+           '--environ', 'openmpi-4_1_4a']
+    proof = subprocess.run([*cmd, '--dir', str(tmp_path / 'schema')], capture_output=True,
+                           text=True, timeout=900, env={**env, 'SITE_PERFLOG_SCHEMA': '1'})
+    assert proof.returncode == 0, proof.stdout[-3000:] + proof.stderr[-2000:]
+    assert 'target (never slower than the default beyond the noise): met' in proof.stdout
+    # the sweep was read and judged: a file proven against the default, or none needed
+    # (the smoke sweep's 7 cells are often all the default's)
+    assert list((tmp_path / 'schema').rglob('tuning-comparison.json')) or \
+        'nothing to recommend: the default was as fast as every proven algorithm' in \
+        proof.stdout, proof.stdout
+    narrow = subprocess.run([*cmd, '--dir', str(tmp_path / 'narrow')], capture_output=True,
+                            text=True, timeout=900, env=env)
+    assert narrow.returncode == 1
+    assert "without the 'algorithm' column" in narrow.stdout
+    assert 'not judged: a step failed' in narrow.stdout

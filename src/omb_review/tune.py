@@ -97,6 +97,13 @@ def usable(frame: pl.DataFrame, allow_unproven: bool) -> tuple[pl.DataFrame, lis
     sweep = frame.filter(pl.col("test").cast(pl.String) == SWEEP_TEST,
                          pl.col("metric") == METRIC, pl.col("algorithm").is_not_null())
     if sweep.height == 0:
+        ran = frame.filter(pl.col("test").cast(pl.String) == SWEEP_TEST, pl.col("metric") == METRIC)
+        if ran.height:
+            raise NothingToRecommend(
+                f"{ran['name'].n_unique()} {SWEEP_TEST} case(s) in these records, but without "
+                "the 'algorithm' column: the perflog handler that wrote them does not write "
+                "the suite's columns; give the configuration "
+                "omb_suite.perflog_schema.handler(DIR) (docs/perflogs.md) and sweep again")
         raise NothingToRecommend(
             f"no algorithm sweep in these records (no {SWEEP_TEST} run with an '{METRIC}'): "
             f"run reframe -c reframe/checks/explore -n {SWEEP_TEST} -S measure_default=1 "

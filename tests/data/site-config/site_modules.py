@@ -3,9 +3,13 @@ one local partition, the environment named after its MPI module as sites name th
 (``openmpi-4_1_4a``), feature ``mpi`` only, the site's own perflog handler and results.
 An upgrade is the site editing its configuration: here ``SITE_OPENMPI`` names the module
 (``openmpi/4.1.4a``), ``SITE_OSU`` the OSU module built on it, ``SITE_RESULTS`` the results.
+``SITE_PERFLOG_SCHEMA=1``: the suite's perflog columns (``perflog_schema.handler``) instead of
+the site's narrow format (a tuning sweep needs the ``algorithm`` column).
 """
 
 import os
+
+from omb_suite import perflog_schema
 
 RESULTS = os.environ['SITE_RESULTS']
 MPI = os.environ['SITE_OPENMPI']
@@ -38,7 +42,8 @@ site_configuration = {
             # one record per performance variable: records of osu_latency and osu_bw share
             # one file (OsuPt2Pt.log) whose header cannot name both tests' variables
             'perflog_multiline': True,
-            'handlers_perflog': [
+            'handlers_perflog': [perflog_schema.handler(f'{RESULTS}/perflogs')]
+            if os.environ.get('SITE_PERFLOG_SCHEMA') == '1' else [
                 {'type': 'filelog', 'basedir': f'{RESULTS}/perflogs',
                  'prefix': '%(check_system)s/%(check_partition)s', 'level': 'info',
                  'format': '%(check_job_completion_time)s|%(check_result)s|%(check_system)s|'
