@@ -58,3 +58,14 @@ def test_inside_an_answering_instance_nothing_is_said(tmp_path, monkeypatch):
     monkeypatch.setenv('PATH', path)
     env = {'PATH': path, 'FLUX_URI': 'local:///tmp/flux-x/local-0'}
     assert instance.problem('flux', 'flux-test:minicluster', 2, env) is None
+
+
+def test_flux_cannot_start_open_mpi_5_ranks_unless_the_partition_has_flux_pmix():
+    why = instance.cannot_start('flux', 'openmpi', '5.0.11', {})
+    assert why.startswith('Open MPI 5.0.11 takes its ranks\' wire-up from PMIx only')
+    assert 'partition extras {flux_pmix: true}' in why
+    assert instance.cannot_start('flux', 'openmpi', '5.0.11', {'flux_pmix': True}) is None
+    assert instance.cannot_start('flux', 'openmpi', '4.1.4', {}) is None
+    assert instance.cannot_start('flux', 'mpich', '5.0.2', {}) is None
+    assert instance.cannot_start('srun', 'openmpi', '5.0.11', {}) is None
+    assert instance.cannot_start('flux', 'openmpi', None, {}) is None

@@ -41,3 +41,25 @@ def problem(launcher: str, partition: str, nodes: int,
                 f'(`flux getattr size` failed: it has ended, or this `flux` cannot reach it): '
                 f'{start}')
     return None
+
+
+#: MPI families a launcher cannot start from a release on, and why (measured: docs/dev/flux.md).
+CANNOT_START = {
+    ('flux', 'openmpi', 5): (
+        "Open MPI {version} takes its ranks' wire-up from PMIx only, and flux-core offers "
+        "PMI-1 (PMIx comes with the flux-pmix plugin): each rank would start as a singleton of "
+        "its own (measured with Open MPI 5.0.11, docs/dev/flux.md). Run Open MPI 4.1 or MPICH "
+        "under Flux, or install flux-pmix and declare it: partition extras {{flux_pmix: true}}"),
+}
+
+
+def cannot_start(launcher: str, family: str | None, version: str | None,
+                 extras: Mapping[str, object]) -> str | None:
+    """Why ``launcher`` cannot start the ranks of this MPI library, or ``None``."""
+    major = (version or '').split('.')[0]
+    if not major.isdigit() or extras.get('flux_pmix'):
+        return None
+    for (name, fam, first), why in CANNOT_START.items():
+        if name == launcher and fam == family and int(major) >= first:
+            return why.format(version=version)
+    return None
