@@ -135,7 +135,7 @@ def test_ci_tears_the_mini_cluster_down_when_a_command_fails(tmp_path):
 
 
 RFM = ('.venv/bin/reframe -C reframe/config/settings.py -c reframe/checks -r --max-retries 1 '
-       '--exec-policy serial --system flux-test:')
+       "--exec-policy serial -p ^spack-(openmpi|mpich)$ --system flux-test:")
 
 
 @pytest.mark.parametrize(('cluster_rc', 'env', 'rc', 'calls', 'said'), [
