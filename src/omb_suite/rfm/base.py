@@ -24,7 +24,6 @@ from reframe.core.builtins import run_after, run_before, sanity_function, variab
 from reframe.core.exceptions import SanityError
 
 from omb_suite.launch.failures import with_cause
-from omb_suite.launch.instance import cannot_start
 from omb_suite.launch.placements import Placing
 from omb_suite.machine import probe
 from omb_suite.machine.topology import Topology, of_partition
@@ -135,9 +134,6 @@ class OsuRunBase(RunCircumstances, ModulesLoaded, instance.InsideInstance, Known
         self.mpi_family, self.mpi_version = environ_facts.mpi_library(self.current_environ)
         launcher = self.current_partition.launcher_type.registered_name
         reason = environ_facts.unknown_family(self.current_environ, launcher)
-        self.skip_if(reason is not None, reason)
-        reason = cannot_start(launcher, self.mpi_family, self.mpi_version,
-                                       self.current_partition.extras)
         self.skip_if(reason is not None, reason)
         self.environ_modules = environ_modules(self)
 
