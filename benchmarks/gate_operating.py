@@ -3,7 +3,7 @@ an unchanged library, how often and how soon it finds a real or injected regress
 
     python benchmarks/gate_operating.py [DATA ...] [--positions 6] [--quick]
 
-DATA: folders (or ``.tar.gz`` of them) recorded by ``benchmarks/gate_record.py``: each a set of
+DATA: folders recorded by ``benchmarks/gate_record.py``: each a set of
 sessions with its ``sessions.jsonl`` (label ``aa`` or ``regression``, the benchmarks a
 regression is expected to move) and its perflogs; default: every set of tests/data/gate.
 The A/A sessions of each system are one history, in recording order, re-timed one night
@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tarfile
 import tempfile
 import time
 from dataclasses import dataclass
@@ -73,25 +72,20 @@ class Session:
         return bool((~states.str.starts_with("busy").fill_null(False)).mean() >= 0.5)
 
 
-def _sets(paths: list[Path], tmp: Path) -> list[Path]:
+def _sets(paths: list[Path]) -> list[Path]:
     found = []
     for p in paths:
-        if p.is_file() and p.name.endswith(".tar.gz"):
-            with tarfile.open(p) as tar:
-                tar.extractall(tmp, filter="data")
-            found += [d for d in tmp.iterdir() if (d / "sessions.jsonl").exists()
-                      and d not in found]
-        elif (p / "sessions.jsonl").exists():
+        if (p / "sessions.jsonl").exists():
             found.append(p)
         elif p.is_dir():
-            found += _sets(sorted(p.iterdir()), tmp)
+            found += _sets(sorted(p.iterdir()))
     return sorted(set(found))
 
 
 def read(paths: list[Path], tmp: Path) -> list[Session]:
     """Every recorded session, in recording order."""
     out = []
-    for d in _sets(paths, tmp):
+    for d in _sets(paths):
         frame = load(d, use_cache=False).frame
         # the column came after the first recordings; their tags are one per session
         frame = frame.with_columns(pl.coalesce(pl.col("session_id"),
