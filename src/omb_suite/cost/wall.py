@@ -26,16 +26,17 @@ WallFactors = dict[tuple[str, int], float]
 NEWEST = 50
 
 
-def read_reports(directory: Path, newest: int = NEWEST) -> tuple[list[dict], list[str]]:
+def read_reports(directory: Path, newest: int | None = NEWEST,
+                 dry_runs: bool = False) -> tuple[list[dict], list[str]]:
     """Test cases of the newest run reports in ``directory`` (every run of each, retries
-    included; dry runs left out), and one problem per report that could not be read
-    (skipped, not dropped silently)."""
+    included; dry runs left out unless ``dry_runs``; ``newest=None``: every report), and one
+    problem per report that could not be read (skipped, not dropped silently)."""
     cases, problems = [], []
     paths = sorted(directory.glob('*.json'), key=lambda p: p.stat().st_mtime, reverse=True)
     for path in paths[:newest]:
         try:
             report = json.loads(path.read_text())
-            if '--dry-run' in str(report['session_info'].get('cmdline', '')):
+            if '--dry-run' in str(report['session_info'].get('cmdline', '')) and not dry_runs:
                 continue            # nothing ran: its "passing" cases took no time
             cases += [case for run in report['runs'] for case in run['testcases']]
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:

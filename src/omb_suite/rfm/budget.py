@@ -18,7 +18,6 @@ setup skips stays selected at no cost: it costs a skip, or the budget cannot tel
 from __future__ import annotations
 
 import functools
-import json
 import re
 import sys
 from collections import defaultdict
@@ -31,6 +30,7 @@ from reframe.frontend import dependencies
 from reframe.utility import osext
 
 from omb_suite.cost import budget as costbudget
+from omb_suite.cost import wall as costwall
 from omb_suite.rfm import cost, listing
 
 _SCALE = re.compile(r'\s%scale=\S+')
@@ -92,22 +92,17 @@ def _campaign_results(directory: Path, campaign: str, rehearsal: bool
     read (said, then skipped). A dry run's report counts only for a ``rehearsal`` (a dry run
     itself: successive dry runs of a campaign rehearse its slices; nothing they "ran" counts
     for a real session)."""
+    cases, problems = costwall.read_reports(directory, newest=None, dry_runs=rehearsal)
     done: dict[tuple, float] = defaultdict(float)
-    problems = []
-    for path in sorted(directory.glob('*.json')):
+    for tc in cases:
+        if tc.get('campaign') != campaign or tc.get('result') not in ('pass', 'fail'):
+            continue
         try:
-            report = json.loads(path.read_text())
-            if '--dry-run' in str(report['session_info'].get('cmdline', '')) and not rehearsal:
-                continue
-            for run in report['runs']:
-                for tc in run['testcases']:
-                    if tc.get('campaign') != campaign or tc.get('result') not in ('pass', 'fail'):
-                        continue
-                    key = (tc['system'], tc['partition'], tc['environ'], tc['name'])
-                    took = tc.get('time_run') or 0.0
-                    done[key] += took * max(1, tc.get('num_nodes') or 1) / 60
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
-            problems.append(f'{path}: not a ReFrame run report ({err!r}); skipped')
+            key = (tc['system'], tc['partition'], tc['environ'], tc['name'])
+        except KeyError as err:
+            problems.append(f'{directory}: a test case without {err}; skipped')
+            continue
+        done[key] += (tc.get('time_run') or 0.0) * max(1, tc.get('num_nodes') or 1) / 60
     return dict(done), problems
 
 
