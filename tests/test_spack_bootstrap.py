@@ -83,11 +83,18 @@ def builds(calls: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def assert_built(calls: list[str]) -> None:
+    """Every environment of BUILT concretized (at once: in either order), then each installed
+    in turn."""
+    steps = builds(calls)
+    assert sorted(steps[:len(BUILT)]) == sorted((env, 'concretize') for env in BUILT), steps
+    assert steps[len(BUILT):] == [(env, 'install') for env in BUILT], steps
+
+
 def test_spack_on_path_is_used_and_nothing_is_fetched(machine, capsys):
     machine.spack_on_path()
     assert machine.setup() == 0
-    assert builds(spack_calls(machine.log)) == [
-        (env, step) for env in BUILT for step in ('concretize', 'install')]
+    assert_built(spack_calls(machine.log))
     assert not spack_bootstrap.root(machine.repo).exists()
     entries = machine.registry()
     assert {'spack-openmpi', 'spack-mpich'} <= set(entries)
@@ -118,8 +125,7 @@ def test_without_spack_the_pinned_one_is_bootstrapped_with_its_own_config(machin
     assert f'SPACK_PYTHON={machine.python}' in seen_env
     assert not (machine.tmp / 'home' / '.spack').exists()
     assert 'clingo==5.8.0' in (machine.python.parent / 'pip.log').read_text()
-    assert builds(spack_calls(machine.log)) == [
-        (env, step) for env in BUILT for step in ('concretize', 'install')]
+    assert_built(spack_calls(machine.log))
     assert {'spack-openmpi', 'spack-mpich'} <= set(machine.registry())
     env_sh = (root / 'env.sh').read_text()
     assert f'export SPACK_USER_CONFIG_PATH={root / "config"}' in env_sh
@@ -346,3 +352,60 @@ def test_osu_version_the_recipe_does_not_declare_is_refused(machine, capsys):
     assert machine.setup('--env', 'openmpi', '--osu-version', '7.9') == 1
     err = capsys.readouterr().err
     assert "OSU version '7.9' is not one our recipe declares" in err and '7.3' in err
+
+
+def _standin_concretizer(tmp: Path, fail: str = '') -> list[str]:
+    """A command that stands for ``spack``: records when each ``-e ENV concretize`` starts and
+    ends (a second apart), and fails for the environment named ``fail``."""
+    tool = script(tmp / 'concretizer', f"""#!/usr/bin/env python3
+import sys, time
+env = sys.argv[sys.argv.index('-e') + 1].rsplit('/', 1)[1]
+with open('{tmp}/times', 'a') as log:
+    log.write(f'{{env}} start {{time.monotonic()}}\\n')
+time.sleep(1)
+with open('{tmp}/times', 'a') as log:
+    log.write(f'{{env}} end {{time.monotonic()}}\\n')
+print(f'concretized {{env}}')
+if env == '{fail}':
+    print("==> Error: Cannot satisfy 'openmpi@5'")
+    sys.exit(1)
+""")
+    return [str(tool)]
+
+
+def _intervals(tmp: Path) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for line in (tmp / 'times').read_text().splitlines():
+        env, _, when = line.split()
+        out.setdefault(env, []).append(float(when))
+    return out
+
+
+def test_environments_are_concretized_at_once_on_two_cores(machine, capsys):
+    envs = [machine.repo / 'spack/environments' / name for name in BUILT]
+    argv = _standin_concretizer(machine.tmp)
+    spack_build.concretize(argv, dict(os.environ), machine.repo, envs, 'local',
+                           spack_build.Progress(), cores=2)
+    (a_start, a_end), (b_start, b_end) = _intervals(machine.tmp).values()
+    assert a_start < b_end and b_start < a_end   # they overlapped
+    out = capsys.readouterr().out
+    assert 'concretize openmpi, mpich on site local (2 at a time' in out
+    assert out.index('concretized openmpi') < out.index('concretized mpich')  # in given order
+
+
+def test_one_core_concretizes_one_after_the_other(machine):
+    envs = [machine.repo / 'spack/environments' / name for name in BUILT]
+    spack_build.concretize(_standin_concretizer(machine.tmp), dict(os.environ), machine.repo,
+                           envs, 'local', spack_build.Progress(), cores=1)
+    (_, a_end), (b_start, _) = _intervals(machine.tmp).values()
+    assert a_end <= b_start
+
+
+def test_a_failed_concretization_among_several_is_the_one_explained(machine, capsys):
+    envs = [machine.repo / 'spack/environments' / name for name in BUILT]
+    argv = _standin_concretizer(machine.tmp, fail='mpich')
+    with pytest.raises(spack_build.SpackSetupError) as failed:
+        spack_build.concretize(argv, dict(os.environ), machine.repo, envs, 'local',
+                               spack_build.Progress(), cores=2)
+    assert '(environment mpich)' in str(failed.value)
+    assert "Cannot satisfy 'openmpi@5'" in capsys.readouterr().out

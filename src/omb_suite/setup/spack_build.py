@@ -1,6 +1,10 @@
 """Building our Spack environments for omb-setup: concretize and install each chosen one,
 with progress and, on failure, one message saying what to do.
 
+Spack's concretizer uses one core: several environments are concretized at once, as many as
+the cores this process may use, each one's output shown when it ends; then each is installed
+in turn (the builds use every core).
+
 An environment built before from the same files (its ``spack.yaml``, ``common.yaml``, the
 site, our recipe repository, the pins) by the same Spack is reused without starting Spack:
 a fingerprint of those files is kept in ``.omb/spack-built/<env>.json`` after each build.
@@ -10,9 +14,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -90,22 +96,61 @@ def context(repo: Path, env_dir: Path, site: str, cmd: list[str]) -> dict[str, s
             'site_dir': str(site_dir.relative_to(repo)), 'cmd': ' '.join(cmd)}
 
 
-def build_one(argv: list[str], env: dict[str, str], repo: Path, env_dir: Path, site: str,
-              install_args: list[str], progress: Progress) -> None:
-    """``spack concretize --force`` then ``spack install`` of one environment."""
-    steps = (('concretize', ['concretize', '--force'], f'concretize {env_dir.name} on site '
-              f'{site}'),
-             ('install', ['install', '--fail-fast', *install_args], f'build {env_dir.name}'))
-    for key, args, what in steps:
-        cmd = [*argv, '-e', str(env_dir), *args]
-        if '--no-checksum' in args:
-            progress.say('WARNING: spack install --no-checksum, as you asked: Spack will NOT '
-                         'verify that source tarballs are the ones our recipe declares')
-        with progress.step(key, what):
-            status, output = run_shown(cmd, env)
+def _run(argv: list[str], env: dict[str, str], env_dir: Path,
+         args: list[str]) -> tuple[list[str], int, str]:
+    cmd = [*argv, '-e', str(env_dir), *args]
+    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors='replace')
+    return cmd, done.returncode, done.stdout
+
+
+def concretize(argv: list[str], env: dict[str, str], repo: Path, env_dirs: list[Path],
+               site: str, progress: Progress, cores: int | None = None) -> None:
+    """``spack concretize --force`` of each environment, ``cores`` at a time (default: the
+    cores this process may use); the first that failed, in the given order, is explained."""
+    args = ['concretize', '--force']
+    names = ', '.join(d.name for d in env_dirs)
+    cores = cores or len(os.sched_getaffinity(0))
+    at_once = min(cores, len(env_dirs))
+    what = f'concretize {names} on site {site}' + (
+        f' ({at_once} at a time, each one\'s output when it ends)' if at_once > 1 else '')
+    with progress.step('concretize', what):
+        if at_once == 1:
+            results = []
+            for env_dir in env_dirs:
+                cmd = [*argv, '-e', str(env_dir), *args]
+                status, output = run_shown(cmd, env)
+                results.append((cmd, status, output))
+                if status:
+                    break
+        else:
+            with ThreadPoolExecutor(at_once) as pool:
+                futures = [pool.submit(_run, argv, env, d, args) for d in env_dirs]
+                results = []
+                for future in futures:
+                    cmd, status, output = future.result()
+                    print('+', ' '.join(cmd), flush=True)
+                    sys.stdout.write(output)
+                    sys.stdout.flush()
+                    results.append((cmd, status, ''.join(output.splitlines(True)[-TAIL_LINES:])))
+        for env_dir, (cmd, status, output) in zip(env_dirs, results, strict=False):
             if status != 0:
                 raise SpackSetupError(step_failures.explain(
-                    key, output, **context(repo, env_dir, site, cmd)))
+                    'concretize', output, **context(repo, env_dir, site, cmd)))
+
+
+def install(argv: list[str], env: dict[str, str], repo: Path, env_dir: Path, site: str,
+            install_args: list[str], progress: Progress) -> None:
+    """``spack install`` of one concretized environment."""
+    cmd = [*argv, '-e', str(env_dir), 'install', '--fail-fast', *install_args]
+    if '--no-checksum' in install_args:
+        progress.say('WARNING: spack install --no-checksum, as you asked: Spack will NOT '
+                     'verify that source tarballs are the ones our recipe declares')
+    with progress.step('install', f'build {env_dir.name}'):
+        status, output = run_shown(cmd, env)
+        if status != 0:
+            raise SpackSetupError(step_failures.explain(
+                'install', output, **context(repo, env_dir, site, cmd)))
 
 
 def build(spack: Spack, repo: Path, site: str, names: list[str], mirror: Path | None,
@@ -114,6 +159,7 @@ def build(spack: Spack, repo: Path, site: str, names: list[str], mirror: Path | 
     common.yaml requires), reusing those built from the same files."""
     argv, env = spack_envs.spack_command(spack.executable, repo, site, mirror, osu_version)
     env.update(spack.env)
+    todo: list[tuple[Path, str]] = []
     for name in names:
         env_dir = spack_envs.environments_dir(repo) / name
         missing = [p for p in spack_envs.own_includes(env_dir) if not p.exists()]
@@ -127,5 +173,10 @@ def build(spack: Spack, repo: Path, site: str, names: list[str], mirror: Path | 
             progress.say(f'reusing environment {name}: built before from the same files, '
                          f'nothing to concretize or build')
             continue
-        build_one(argv, env, repo, env_dir, site, install_args, progress)
+        todo.append((env_dir, digest))
+    if not todo:
+        return
+    concretize(argv, env, repo, [d for d, _ in todo], site, progress)
+    for env_dir, digest in todo:
+        install(argv, env, repo, env_dir, site, install_args, progress)
         write_stamp(repo, env_dir, digest, site, spack)
