@@ -10,10 +10,12 @@
 # .omb/environments.json (tests/registered_osu.py); the summary says which, or that those
 # runs were skipped and how to enable them.
 #
-# Two pytest runs: first the tests marked `spack` (the recipe and environments through a
+# Three pytest runs: first the tests marked `spack` (the recipe and environments through a
 # real Spack, the real bootstrap), two at a time with pytest-xdist because Spack's
-# concretizer is single-threaded and they time nothing; then everything else, one at a time,
-# so that nothing competes with the OSU runs whose results are checked against references.
+# concretizer is single-threaded and they time nothing; then the tests that start no MPI,
+# OSU, Slurm or Flux (parsers, dry runs, listings, the review), two at a time; then those
+# marked `launches` (with the e2e and cluster ones), one at a time, so that nothing competes
+# with the OSU runs whose results are checked against references.
 # Then the module tests once more with every OMB_*/OSU_* variable the docs name exported
 # (tests/caller_env.py): no test may see what the caller's shell holds (tests/conftest.py).
 set -euo pipefail
@@ -28,10 +30,14 @@ echo "== ruff"
 echo "== pytest: the Spack tests, two at a time"
 spack_rc=0
 .venv/bin/python -m pytest -m spack -n 2 --dist loadgroup "$@" || spack_rc=$?
-echo "== pytest: everything else"
+# --durations: the slowest tests, where CI's time goes when it grows
+echo "== pytest: the tests that start no MPI, OSU, Slurm or Flux, two at a time"
+quiet_rc=0
+.venv/bin/python -m pytest -m 'not spack and not launches' -n 2 --durations=15 "$@" \
+  || quiet_rc=$?
+echo "== pytest: the tests that start MPI, OSU, Slurm or Flux, one at a time"
 rest_rc=0
-# --durations: the 25 slowest tests, where CI's time goes when it grows
-.venv/bin/python -m pytest -m 'not spack' --durations=25 "$@" || rest_rc=$?
+.venv/bin/python -m pytest -m 'not spack and launches' --durations=25 "$@" || rest_rc=$?
 echo "== pytest: the module tests with every documented OMB_*/OSU_* variable exported"
 caller_rc=0
 ( eval "$(.venv/bin/python tests/caller_env.py)"
@@ -39,9 +45,10 @@ caller_rc=0
     tests/test_caller_environment.py::test_no_variable_of_the_caller_reaches_a_test \
 ) || caller_rc=$?
 echo "== $osu_note"
-if [ "$spack_rc" -eq 5 ] && [ "$rest_rc" -eq 5 ]; then exit 5; fi
+if [ "$spack_rc" -eq 5 ] && [ "$quiet_rc" -eq 5 ] && [ "$rest_rc" -eq 5 ]; then exit 5; fi
 [ "$spack_rc" -eq 5 ] && spack_rc=0
+[ "$quiet_rc" -eq 5 ] && quiet_rc=0
 [ "$rest_rc" -eq 5 ] && rest_rc=0
-for rc in "$spack_rc" "$rest_rc" "$caller_rc"; do
+for rc in "$spack_rc" "$quiet_rc" "$rest_rc" "$caller_rc"; do
   if [ "$rc" -ne 0 ]; then exit "$rc"; fi
 done

@@ -22,6 +22,15 @@ import testdata
 from caller_env import from_caller
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """End-to-end and mini-cluster tests start MPI, OSU, Slurm or Flux: they are ``launches``
+    too (scripts/run-tests.sh runs those one at a time, so that nothing competes with the OSU
+    runs checked against references, and the others two at a time)."""
+    for item in items:
+        if item.get_closest_marker('e2e') or item.get_closest_marker('cluster'):
+            item.add_marker(pytest.mark.launches)
+
+
 @pytest.fixture(autouse=True)
 def _without_the_callers_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in from_caller(os.environ):

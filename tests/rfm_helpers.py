@@ -34,12 +34,14 @@ def osu_root(var: str) -> str | None:
 
 
 def needs_osu(var: str = 'OSU_ROOT', family: str = 'openmpi'):
-    """Skip unless the Debian MPI of ``family`` and an OSU built with it are here."""
+    """Skip unless the Debian MPI of ``family`` and an OSU built with it are here; the test
+    runs OSU, so it is marked ``launches`` (run one at a time: scripts/run-tests.sh)."""
     mpi = OPENMPI if family == 'openmpi' else MPICH
-    return pytest.mark.skipif(
+    skip = pytest.mark.skipif(
         not (mpi and osu_root(var)),
         reason=f'needs Debian {family} and {var}=<OSU 7.x prefix built with it> '
                '(docs/getting-started.md); skipped: OSU end-to-end runs')
+    return lambda test: pytest.mark.launches(skip(test))
 
 
 def fake_osu_tree(root: Path) -> Path:

@@ -13,7 +13,6 @@ import pytest
 import rfm_helpers
 from rfm_helpers import local_registry, needs_osu, osu_root
 
-pytestmark = pytest.mark.e2e
 run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py', 'osu_collectives.py'))
 # a small study: point-to-point and two collectives of one library, short runs
 STUDY = ('-p', 'system-openmpi', '-n', 'OsuPt2Pt|OsuCollective%case=osu_(allreduce|bcast)/',
@@ -33,6 +32,7 @@ def campaign_cases(tmp_path, name: str) -> list[str]:
     return cases
 
 
+@pytest.mark.e2e
 @needs_osu()
 def test_a_campaign_finishes_a_study_in_slices_with_no_case_run_twice(tmp_path):
     registry = local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT'))
@@ -63,6 +63,7 @@ def test_a_campaign_finishes_a_study_in_slices_with_no_case_run_twice(tmp_path):
     assert 'Ran 0/0 test case(s)' in sessions[-1] or 'Running 0 check(s)' in sessions[-1]
 
 
+@pytest.mark.e2e
 @needs_osu()
 def test_a_budget_below_the_cheapest_case_runs_nothing(tmp_path):
     registry = local_registry(tmp_path, osu_openmpi=osu_root('OSU_ROOT'))

@@ -115,6 +115,7 @@ needs_mvapich2 = pytest.mark.skipif(
            'MVAPICH2 end-to-end runs')
 
 
+@pytest.mark.launches
 @needs_mvapich2
 def test_mvapich2_forced_bcast_proven_and_placement_from_its_table(tmp_path):
     registry = write_registry(tmp_path / 'environments.json', [

@@ -89,5 +89,5 @@ def test_an_exported_osu_root_wins_over_the_registry(box):
 def test_the_module_tests_run_again_with_the_documented_variables(box):
     done = box.run('bash scripts/run-tests.sh')
     pytest_runs = _pytest_runs(box)
-    assert len(pytest_runs) == 3 and done.returncode == 0
-    assert pytest_runs[2].endswith('registry=/nonexistent/omb_environments_file')
+    assert len(pytest_runs) == 4 and done.returncode == 0
+    assert pytest_runs[3].endswith('registry=/nonexistent/omb_environments_file')

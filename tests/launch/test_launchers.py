@@ -47,6 +47,7 @@ def launcher_env(dialect: str, launcher: str) -> dict[str, str]:
     return {**os.environ, 'I_MPI_ROOT': prefix, 'LD_LIBRARY_PATH': f'{prefix}/lib'}
 
 
+@pytest.mark.launches
 @pytest.mark.parametrize(('dialect', 'kind', 'name'), CASES)
 def test_real_launcher_accepts_every_option_set(dialect, kind, name):
     launcher = LAUNCHERS[dialect]

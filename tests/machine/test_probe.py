@@ -89,6 +89,7 @@ def _launch(launcher: str, *args: str) -> subprocess.CompletedProcess:
                           env={**os.environ, **ROOT_OK})
 
 
+@pytest.mark.launches
 @pytest.mark.skipif(not (OPENMPI and MPICH), reason='needs Debian Open MPI and MPICH')
 @pytest.mark.parametrize(('launcher', 'options'), [
     ('mpirun', ['--map-by', 'core', '--bind-to', 'core']), ('mpirun.mpich', ['-bind-to', 'core'])])
@@ -104,6 +105,7 @@ def test_wrapper_sees_the_binding_the_program_runs_with(launcher, options):
     assert {str(p.rank): ','.join(map(str, sorted(p.cpus))) for p in places} == seen
 
 
+@pytest.mark.launches
 @pytest.mark.parametrize('launcher', ['mpirun', 'mpirun.mpich'])
 def test_wrapper_binds_gpus_under_real_launcher(launcher):
     out = _launch(launcher, '-np', '2', WRAPPER, '--gpu', 'cuda', '0,3', 'sh', '-c',

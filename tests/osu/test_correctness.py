@@ -51,6 +51,7 @@ def test_incomplete_outputs_are_never_a_pass():
         correctness.parse(text, VERDICT, ranks=4)
 
 
+@pytest.mark.launches
 @pytest.mark.skipif(not OPENMPI, reason='Debian Open MPI not installed')
 def test_program_finds_a_corrupted_allreduce_under_real_open_mpi(tmp_path):
     src = os.path.join(probe.source_dir(), correctness.SOURCE)
@@ -68,6 +69,7 @@ def test_program_finds_a_corrupted_allreduce_under_real_open_mpi(tmp_path):
         'osu_allreduce wrong ')
 
 
+@pytest.mark.launches
 @pytest.mark.skipif(not (MPICH and shutil.which('mpicc.mpich')), reason='Debian MPICH missing')
 def test_program_builds_and_passes_with_mpich(tmp_path):
     exe = tmp_path / 'check'
@@ -79,6 +81,7 @@ def test_program_builds_and_passes_with_mpich(tmp_path):
     assert correctness.wrong(verdicts) is None, out.stderr
 
 
+@pytest.mark.launches
 @pytest.mark.skipif(not (MPICH and shutil.which('mpicc.mpich')), reason='Debian MPICH missing')
 def test_the_preloaded_check_runs_after_init_and_chains_with_the_mpit_reader(tmp_path):
     """The library build of the check (-DOMB_PRELOAD), preloaded before our MPI_T reader into a
