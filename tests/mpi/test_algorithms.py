@@ -27,6 +27,20 @@ OSU_COLLECTIVES = ["allgather", "allgatherv", "allreduce", "alltoall", "alltoall
 # ---------------------------------------------------------------- data files
 
 
+
+@pytest.mark.parametrize(('family', 'value'), [('openmpi', 'six'), ('openmpi', 6.5),
+                                               ('intel-mpi', True), ('intel-mpi', -1)])
+def test_an_algorithm_number_that_is_not_a_whole_number_is_refused_at_load(family, value):
+    """Synthetic: Open MPI's MCA and Intel MPI's preset take the algorithm's number; a name
+    would reach the job as OMPI_MCA_coll_tuned_bcast_algorithm=six."""
+    data = yaml.safe_load((DATA / f'{family}.yaml').read_text())
+    entry = next(e for e in data['blocks'][-1]['collectives'].values() if e.get('algorithms'))
+    name = next(iter(entry['algorithms']))
+    entry['algorithms'][name] = value
+    with pytest.raises(alg.AlgorithmError, match=rf"data/algorithms/{family}\.yaml .*"
+                                                 rf"'{name}': .*expected a whole number each"):
+        alg._validate(family, data)
+
 @pytest.mark.parametrize("family", alg.with_tables())
 def test_data_file_parses_and_validates(family):
     raw = yaml.safe_load((DATA / f"{family}.yaml").read_text())
@@ -225,6 +239,7 @@ def _wrong_persistent(mpicc: str, mpirun: str, tmp_path: Path, env: dict | None 
     return {line.split()[0] for line in out.splitlines() if " wrong " in line}, out
 
 
+@pytest.mark.launches
 @pytest.mark.skipif(not (shutil.which("mpicc.mpich") and shutil.which("mpichversion")),
                     reason="Debian MPICH not installed: its defects are checked where it is")
 def test_mpich_defects_are_true_of_the_installed_library(tmp_path):
@@ -233,6 +248,7 @@ def test_mpich_defects_are_true_of_the_installed_library(tmp_path):
     assert wrong == _listed_defects("mpich", mpilib.library_version("mpich")), out
 
 
+@pytest.mark.launches
 @pytest.mark.skipif(not (pip_mpi_prefix("impi") / "bin" / "mpicc").is_file(),
                     reason="pip's Intel MPI not installed (bash scripts/install-deps.sh "
                            "--pip-mpi): its defects are checked where it is")

@@ -94,6 +94,33 @@ def test_two_records_claiming_one_launcher_are_refused_naming_both(monkeypatch):
     assert dialects.of_launcher('jsrun').name == 'jsrun'
 
 
+def test_a_second_record_naming_a_launcher_is_left_out_and_the_first_keeps_working(
+        tmp_path, monkeypatch):
+    """Synthetic: a new record, pjm.yaml, names ReFrame's ``pals`` launcher, which pals.yaml
+    names: caught when the records are read (a warning naming both files); pjm is left out,
+    saying why when asked for, and pals, named after the launcher, keeps it."""
+    folder = dialects._folder()
+    for name in dialects.names():
+        (tmp_path / f'{name}.yaml').write_text(folder.joinpath(f'{name}.yaml').read_text())
+    (tmp_path / 'pjm.yaml').write_text("doc: PJM mpiexec\nlaunchers: {pals: []}\noptions: {}\n")
+    monkeypatch.setattr(dialects, '_folder', lambda: tmp_path)
+    for cached in (dialects.names, dialects._read, dialects.dialects):
+        cached.cache_clear()
+    try:
+        with pytest.warns(UserWarning, match=r"'pals' is named in the launchers of "
+                                             r"data/launchers/pals\.yaml and "
+                                             r"data/launchers/pjm\.yaml.*dialect pjm is left out"):
+            found = dialects.dialects()
+        assert 'pjm' not in found and 'pals' in found
+        assert dialects.of_launcher('pals').name == 'pals'
+        with pytest.raises(DialectError, match=r"pjm\.yaml: launchers: \['pals'\] are named "
+                                               r"by another record too"):
+            dialects.dialect('pjm')
+    finally:
+        for cached in (dialects.names, dialects._read, dialects.dialects):
+            cached.cache_clear()
+
+
 @pytest.mark.parametrize('family', families.names())
 def test_every_familys_mpirun_dialect_is_a_record(family):
     assert dialects.dialect(families.mpirun_dialect(family)).name  # or the record's error

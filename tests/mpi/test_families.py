@@ -15,6 +15,7 @@ from testdata import DATA, REPO, pip_mpi_prefix
 from omb_suite.launch import placements
 from omb_suite.mpi import algorithms as alg
 from omb_suite.mpi import evidence, families, forcing, mpilib, records
+from omb_suite.tuning import files as tuning_files
 
 MPI5 = DATA / "mpi5"
 RECORDS = REPO / "src" / "omb_suite" / "data" / "families"
@@ -70,6 +71,12 @@ def _faulty(change: str, value: object) -> dict:
     ("recognise.tool_env", {"PATH": None}, r"recognise\.tool_env\.PATH: expected a non-empty"),
     ("gpu", {"probe": "env"}, r"gpu\.variable: expected a non-empty string"),
     ("derive_from", None, r"unknown key\(s\) derive_from"),
+    ("tuning.kind", "ompi_rulez", r"tuning\.kind: expected one of 'ompi_rules'"),
+    ("derives_from", "spectrum-mpi",
+     r"derives_from: a cycle, openmpi -> spectrum-mpi -> openmpi"),
+    ("spack", ["openmpi", "mpich"],
+     r"spack: \['mpich'\] also in data/families/mpich\.yaml: one library, one family record"),
+    ("modules", ["openmpi", "impi"], r"modules: \['impi'\] also in data/families/intel-mpi\.yaml"),
 ])
 def test_synthetic_record_faults_are_refused_at_load_naming_file_and_key(key, value, message):
     """Each fault a maintainer met (an empty tool list passed every test; a null pattern
@@ -89,8 +96,8 @@ def records_with_a_bad_one(tmp_path, monkeypatch):
         "library_version: 'MVAPICH2 Version\\s*:\\s*(\\S+)'", "library_version: null"))
     assert "library_version: null" in bad.read_text()
     monkeypatch.setattr(families, "_directory", lambda: tmp_path)
-    cached = (families.names, families.get, families.usable, families.precedence,
-              alg.with_tables, alg.load_table)
+    cached = (families.names, families.get, families._raw, families.usable,
+              families.precedence, alg.with_tables, alg.load_table)
     for function in cached:
         function.cache_clear()
     yield
@@ -137,6 +144,7 @@ def test_every_part_of_a_record_has_its_consumer(family):
     assert set(evidence.PROOF_KINDS) == set(families.VOCABULARY["proof.kind"])
     assert {*mpilib.GPU_PROBES, "env", "none"} == set(families.VOCABULARY["gpu.probe"])
     assert set(mpilib.LISTING_PARSERS) == set(families.VOCABULARY["listing.parser"])
+    assert set(tuning_files.WRITERS) == set(families.VOCABULARY["tuning.kind"])
     assert record["forcing"]["kind"] in forcing.KINDS
     assert record["proof"]["kind"] in evidence.PROOF_KINDS
     assert record["gpu"]["probe"] in {*mpilib.GPU_PROBES, "env", "none"}

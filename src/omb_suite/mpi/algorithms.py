@@ -3,13 +3,11 @@
 The tables are data (``data/algorithms/<table>.yaml``, one block per version range; the
 family's record, :mod:`omb_suite.mpi.families`, names its table and how it is forced:
 :mod:`omb_suite.mpi.forcing`). This module turns (family, version, collective, algorithm name)
-into the exact environment that forces the algorithm (with its companion variables), says
-which algorithms the libraries of a system offer (the collective checks' cases), which ones a
-build or run cannot serve (``needs``, MVAPICH2: the mrail channel, multicast) and which ones
-cannot run OSU's arguments. Proof that
-a forced algorithm ran is :mod:`omb_suite.mpi.evidence`.
-
-'default' always means: set nothing, let the library choose.
+into the environment that forces the algorithm (with its companion variables), says which
+algorithms the libraries of a system offer (the collective checks' cases), which ones a build
+or run cannot serve (``needs``, MVAPICH2: mrail, multicast) and which cannot run OSU's
+arguments. Proof that a forced algorithm ran: :mod:`omb_suite.mpi.evidence`. 'default' always
+means: set nothing, let the library choose.
 """
 
 from __future__ import annotations
@@ -96,6 +94,11 @@ def _validate(family: str, data: dict[str, Any]) -> None:
             if DEFAULT in names or len(set(names)) != len(names):
                 raise AlgorithmError(f"{where} {block['versions']} {coll}: duplicate or "
                                      f"reserved ('{DEFAULT}') algorithm names {names}")
+            bad = {n: v for n, v in (entry.get('algorithms') or {}).items() if type(v) is not int
+                   or v < 0} if families.get(family)['forcing']['kind'] in forcing.NUMBERED else {}
+            if bad:  # a name would reach the job's variable
+                raise AlgorithmError(f"{where} {block['versions']} {coll}: algorithms {bad}: "
+                                     f"expected a whole number each (the library's enum)")
             if families.get(family)['proof']['kind'] == 'mpit':
                 _validate_counted(f"{where} {block['versions']} {coll}", entry, data['needs'])
 
@@ -181,8 +184,7 @@ def unmet_needs(family: str, version: str, collective: str, name: str,
     table = load_table(family)
     why = '; '.join(f"{n}: {table['needs'][n]}" for n in missing)
     return (f"{table['library']} {version}: {collective} algorithm {name!r} needs what this "
-            f'build or run lacks ({why}); the library would silently run another algorithm; '
-            'not run')
+            f'build or run lacks ({why}); the library would silently run another one; not run')
 
 
 def known_names(family: str) -> set[str]:

@@ -206,14 +206,50 @@ def dialects() -> dict[str, Dialect]:
         except DialectError as err:
             warnings.warn(f'{err}; the dialect {name} is left out until its record is fixed',
                           stacklevel=2)
+    for name in _claiming_another_launcher(found):
+        del found[name]
     return found
+
+
+def _claiming_another_launcher(found: dict[str, Dialect]) -> list[str]:
+    """Records that name a ReFrame launcher another record names too, reported (a warning
+    naming both files) and left out: where one of them is named after the launcher it keeps
+    it, and only the other is left out; otherwise both are."""
+    out: list[str] = []
+    for launcher in {lnc for d in found.values() for lnc in d.launchers}:
+        claims = sorted(n for n, d in found.items() if launcher in d.launchers)
+        if len(claims) < 2:
+            continue
+        bad = [n for n in claims if n != launcher] if launcher in claims else claims
+        files = ' and '.join(f'data/launchers/{n}.yaml' for n in claims)
+        for name in bad:
+            warnings.warn(f'the ReFrame launcher {launcher!r} is named in the launchers of '
+                          f'{files}: one record per launcher (leave it out of the other); '
+                          f'the dialect {name} is left out until its record is fixed',
+                          stacklevel=3)
+        out += bad
+    return sorted(set(out))
 
 
 def dialect(name: str) -> Dialect:
     if name not in names():
         raise DialectError(f'unknown launcher dialect {name!r}; known: '
                            f'{", ".join(names())} (data/launchers/)')
-    return _read(name)
+    record = _read(name)
+    if name not in dialects():  # it names a launcher another record names
+        others = [n for n in names() if n != name]
+        claimed = [lnc for lnc in record.launchers if any(lnc in _launchers_of(n) for n in others)]
+        raise DialectError(f'data/launchers/{name}.yaml: launchers: {claimed} are named by '
+                           f'another record too: one record per launcher (leave it out of '
+                           f'one of them)')
+    return record
+
+
+def _launchers_of(name: str) -> tuple[str, ...]:
+    try:
+        return tuple(_read(name).launchers)
+    except DialectError:
+        return ()
 
 
 def of_launcher(launcher: str) -> Dialect | None:

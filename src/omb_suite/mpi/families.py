@@ -32,12 +32,14 @@ RUN_HERE = 'run here'
 ON_PAPER = 'on paper, not run here'
 #: The values a record may give where code dispatches on them; each code table
 #: (``forcing.KINDS``, ``evidence.PROOF_KINDS``, ``mpilib.GPU_PROBES``,
-#: ``mpilib.LISTING_PARSERS``) covers exactly its list (tests/mpi/test_families.py).
+#: ``mpilib.LISTING_PARSERS``, ``tuning.files.WRITERS``) covers exactly its list
+#: (tests/mpi/test_families.py).
 VOCABULARY: dict[str, tuple[str, ...]] = {
     'forcing.kind': ('cvar', 'preset', 'mv2', 'mca'),
     'proof.kind': ('coll_verbose', 'fallback_error', 'mpit', 'none'),
     'gpu.probe': ('ompi_info', 'mpichversion', 'env', 'none'),
     'listing.parser': ('ompi_parsable', 'mpivars', 'impi_range'),
+    'tuning.kind': ('ompi_rules', 'mpich_json', 'impi_adjust'),
 }
 _ENV = Table(of=Text())
 #: Every key of a family record, each required (``null`` only where it says so).
@@ -69,7 +71,8 @@ SCHEMA = Fields(fields={
     'algorithms': Text(nullable=True),
     'modules': Items(of=Text()), 'spack': Items(of=Text()), 'features': Items(empty=True),
     'tuning': Fields(fields={
-        'kind': Text(nullable=True), 'versions': Text(nullable=True),
+        'kind': OneOf(values=VOCABULARY['tuning.kind'], nullable=True),
+        'versions': Text(nullable=True),
         'file': Text(nullable=True), 'env': _ENV, 'why': Text(nullable=True)}),
 })
 
@@ -101,6 +104,13 @@ def get(family: str) -> dict[str, Any]:
     return record
 
 
+@cache
+def _raw(family: str) -> dict[str, Any]:
+    """A family's record as written (not validated: what another record's check reads)."""
+    record = yamldata.load((_directory() / f'{family}.yaml').read_text())
+    return record if isinstance(record, dict) else {}
+
+
 def validate(where: str, family: str, record: Any) -> None:
     """Refuse a record that does not fit :data:`SCHEMA` or names what does not exist (its
     dialect, its algorithm table, the family it derives from), naming the file and the key."""
@@ -112,6 +122,22 @@ def validate(where: str, family: str, record: Any) -> None:
     if base is not None and (base == family or base not in names()):
         raise FamilyError(f'{where}: derives_from: {base!r} is not another family record '
                           f'(known: {", ".join(names())})')
+    chain = [family]
+    while base is not None and base in names():
+        if base in chain:
+            raise FamilyError(f'{where}: derives_from: a cycle, {" -> ".join([*chain, base])}: '
+                              f'a family derives from one it is not a base of')
+        chain.append(base)
+        base = _raw(base).get('derives_from')
+    for key in ('spack', 'modules'):
+        for other in names():
+            shared = sorted(set(record[key]) & set(_raw(other).get(key) or ())) \
+                if other != family else []
+            if shared:
+                raise FamilyError(f'{where}: {key}: {shared} also in data/families/{other}.yaml: '
+                                  f'one library, one family record (a library built on '
+                                  f"another's is a record that derives_from it, with its "
+                                  f'own names)')
     if record['launch']['mpirun'] not in dialects.names():
         raise FamilyError(f"{where}: launch.mpirun: no dialect {record['launch']['mpirun']!r} "
                           f'in data/launchers/ (known: {", ".join(dialects.names())})')
