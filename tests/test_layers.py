@@ -26,6 +26,7 @@ ARROWS: dict[str, set[str]] = {
     'setup': {'osu', 'mpi'},
     'rfm': {'osu', 'mpi', 'launch', 'machine', 'cost', 'tuning', 'setup', 'build_cache'},
     'build_cache': set(),
+    'fleet': set(),
 }
 #: Top modules every package may import: they import no package of ours.
 BASE = {'yamldata', 'perflog_schema'}

@@ -1,0 +1,165 @@
+"""The culprit named from a fleet run's figures: which node, link or switch group is slow.
+
+Each figure is judged against the fleet's own (the median over nodes of the median of each
+node's better half of pairs: a slow node or link moves its own pairs, not that baseline), or
+against a reference where the site gives one. A pair is slow beyond ``tolerance`` (its
+figure that many times worse). Then, in this order, each explaining what it can:
+
+1. a **switch group** whose pairs with every other group are slow while its pairs within are
+   not: its uplink (or the path between two groups);
+2. a **node** slow with most of its partners (``NODE_SHARE`` of them, 2 at least), or whose
+   own intra-node figure is slow (then the node itself: cores, memory; otherwise its
+   network: NIC, cable, port);
+3. a **link**: a slow pair whose two nodes are fine with their other partners.
+
+A node that failed to launch is named as failed, never as slow, and the rest is judged. With
+2 nodes a pair has nothing to be compared with but a reference: the verdict says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from statistics import median
+
+from omb_suite.fleet.schedule import Pair, across
+
+#: A node is named when at least this share of its pairs (and 2 of them) is slow.
+NODE_SHARE = 0.75
+#: Default: a figure twice as bad as the fleet's is slow.
+TOLERANCE = 2.0
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One culprit: ``kind`` 'node', 'link' or 'group'; ``name`` the node, ``a-b`` or the
+    group(s); ``evidence`` the figures that name it."""
+
+    kind: str
+    name: str
+    why: str
+    evidence: tuple[str, ...]
+
+
+@dataclass
+class Verdict:
+    benchmark: str
+    unit: str
+    baseline: float | None
+    findings: list[Finding] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def named(self, kind: str) -> list[str]:
+        return [f.name for f in self.findings if f.kind == kind]
+
+    def drain_commands(self) -> list[str]:
+        """The commands a site would run to drain the named and failed nodes (printed, never
+        run by the suite)."""
+        out = []
+        for f in self.findings:
+            if f.kind == 'node':
+                out.append(f'scontrol update nodename={f.name} state=drain '
+                           f'reason="omb fleet: {self.benchmark} {f.why}"')
+        out += [f'scontrol update nodename={n} state=drain reason="omb fleet: {self.benchmark} '
+                f'did not launch"' for n in self.failed]
+        return out
+
+    def lines(self) -> list[str]:
+        head = (f'{self.benchmark}: baseline {self.baseline:.4g} {self.unit}'
+                if self.baseline is not None else f'{self.benchmark}: no baseline')
+        if not self.findings and not self.failed:
+            return [f'{head}; nothing slow', *self.notes]
+        out = [head]
+        for f in self.findings:
+            out.append(f'  {f.kind} {f.name}: {f.why}')
+            out += [f'    {e}' for e in f.evidence]
+        out += [f'  failed {n}: did not launch (not judged as slow)' for n in self.failed]
+        return out + self.notes
+
+
+def _key(a: str, b: str) -> Pair:
+    return (a, b) if a <= b else (b, a)
+
+
+def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, float] | None = None,
+          higher_is_worse: bool = True, tolerance: float = TOLERANCE, unit: str = '',
+          failed: Iterable[str] = (), groups: Mapping[str, str] | None = None,
+          reference: float | None = None, intra_reference: float | None = None) -> Verdict:
+    """The verdict on one benchmark's figures: ``pairs`` (node pair -> figure across them),
+    ``intra`` (node -> its figure within itself), ``failed`` nodes that did not launch."""
+    if tolerance <= 1:
+        raise ValueError(f'tolerance {tolerance}: a factor above 1 (2 = twice as bad)')
+    failed = sorted(set(failed))
+    pairs = {_key(*p): v for p, v in pairs.items() if not set(p) & set(failed)}
+    intra = {n: v for n, v in (intra or {}).items() if n not in failed}
+    groups = dict(groups or {})
+    nodes = sorted({n for p in pairs for n in p} | set(intra))
+    of = {n: [p for p in pairs if n in p] for n in nodes}
+
+    def worse(value: float, base: float) -> float:
+        return value / base if higher_is_worse else base / value
+
+    def better_half(values: list[float]) -> float:
+        ranked = sorted(values, reverse=not higher_is_worse)
+        return median(ranked[:math.ceil(len(ranked) / 2)])
+
+    per_node = [better_half([pairs[p] for p in of[n]]) for n in nodes if of[n]]
+    base = reference if reference is not None else (
+        median(per_node) if len(nodes) > 2 and per_node else None)
+    verdict = Verdict(benchmark, unit, base, failed=failed)
+    if base is None and pairs:
+        verdict.notes.append(f'  {len(nodes)} node(s): a pair has no other to be compared with; '
+                             f'give a reference (the references of OsuPt2Pt inter_node)')
+    slow = {p for p, v in pairs.items() if base and worse(v, base) > tolerance}
+
+    def fig(p: Pair) -> str:
+        return f'{p[0]}-{p[1]} {pairs[p]:.4g} {unit} (x{worse(pairs[p], base):.1f})'
+
+    explained: set[Pair] = set()
+    # 1. switch groups
+    names = sorted({groups.get(n, n) for n in nodes})
+    if groups and len(names) > 1 and base:
+        def group(n: str) -> str:
+            return groups.get(n, n)
+        for g in names if len(names) > 2 else names[:1]:
+            cross = [p for p in pairs if across(p, groups) and g in map(group, p)]
+            inner = [p for p in pairs if not across(p, groups)]
+            others = [p for p in pairs if across(p, groups) and p not in cross]
+            if cross and all(p in slow for p in cross) and not any(p in slow for p in inner) \
+                    and not any(p in slow for p in others):
+                name, why = (g, 'slow with every other group, fine within: its uplink') \
+                    if len(names) > 2 else ('-'.join(names), 'every pair across the two groups '
+                                            'slow, fine within each: the path between them')
+                verdict.findings.append(Finding('group', name, why,
+                                                tuple(fig(p) for p in sorted(cross))))
+                explained |= set(cross)
+    # 2. nodes
+    intra_base = intra_reference if intra_reference is not None else (
+        median(intra.values()) if len(intra) > 2 else None)
+    for n in nodes:
+        mine = [p for p in of[n] if p not in explained]
+        bad = [p for p in mine if p in slow]
+        own = intra.get(n)
+        own_slow = bool(intra_base and own is not None and worse(own, intra_base) > tolerance)
+        if own_slow or (len(bad) >= max(2, math.ceil(NODE_SHARE * len(mine)))):
+            where = 'itself (intra-node too: cores, memory)' if own_slow else \
+                'its network (NIC, cable, port): fine within itself'
+            evidence = [f'with {len(bad)} of {len(mine)} partner(s) slow: '
+                        + ', '.join(fig(p) for p in bad)] if bad else []
+            if own is not None and intra_base:
+                evidence.append(f'within itself {own:.4g} {unit} against the fleet\'s '
+                                f'{intra_base:.4g} (x{worse(own, intra_base):.1f})')
+            verdict.findings.append(Finding(
+                'node', n, f'slow with {len(bad)} of {len(mine)} partners; {where}',
+                tuple(evidence)))
+            explained |= set(mine) & slow
+    # 3. links
+    for p in sorted(slow - explained):
+        fine = [f'{n} fine with {sum(q not in slow for q in of[n])} of {len(of[n]) - 1} other '
+                f'partner(s)' for n in p]
+        verdict.findings.append(Finding('link', f'{p[0]}-{p[1]}',
+                                        'slow while both nodes are fine with others',
+                                        (fig(p), *fine)))
+    return verdict

@@ -1,0 +1,99 @@
+"""The culprit named from a fleet's figures (synthetic figures shaped as the injected faults
+of the mini-cluster look: a node's veth delayed, one pair's path delayed, a node's cores
+starved, a switch group's uplink slow)."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+
+from omb_suite.fleet import culprit
+
+NODES = ['node1', 'node2', 'node3', 'node4']
+LATENCY = 20.0                       # us across two healthy nodes
+INTRA = 0.5                          # us within one healthy node
+
+
+def fleet(slow_nodes: dict[str, float] | None = None,
+          slow_links: dict[tuple[str, str], float] | None = None,
+          nodes: list[str] = NODES) -> dict[tuple[str, str], float]:
+    slow_nodes, slow_links, out = slow_nodes or {}, slow_links or {}, {}
+    for i, (a, b) in enumerate(combinations(nodes, 2)):
+        value = LATENCY * (1 + 0.05 * (i % 3))          # a little spread
+        value += slow_nodes.get(a, 0) + slow_nodes.get(b, 0) + slow_links.get((a, b), 0)
+        out[(a, b)] = value
+    return out
+
+
+def intra(**slow: float) -> dict[str, float]:
+    return {n: INTRA * slow.get(n, 1.0) for n in NODES}
+
+
+def test_a_healthy_fleet_names_nothing():
+    verdict = culprit.judge('osu_latency', fleet(), intra=intra(), unit='us')
+    assert verdict.findings == [] and verdict.drain_commands() == []
+    assert verdict.lines()[0].endswith('nothing slow')
+
+
+def test_a_slow_nodes_network_names_that_node_and_no_other():
+    verdict = culprit.judge('osu_latency', fleet({'node3': 200.0}), intra=intra(), unit='us')
+    assert verdict.named('node') == ['node3'] and verdict.named('link') == []
+    found = verdict.findings[0]
+    assert 'slow with 3 of 3 partners; its network' in found.why
+    assert 'node1-node3' in found.evidence[0] and '(x1' in found.evidence[0]
+    assert verdict.drain_commands() == [
+        'scontrol update nodename=node3 state=drain reason="omb fleet: osu_latency slow with '
+        '3 of 3 partners; its network (NIC, cable, port): fine within itself"']
+
+
+def test_a_slow_link_names_the_link_and_neither_node():
+    verdict = culprit.judge('osu_latency', fleet(slow_links={('node1', 'node2'): 200.0}),
+                            intra=intra(), unit='us')
+    assert verdict.named('link') == ['node1-node2'] and verdict.named('node') == []
+    assert verdict.findings[0].evidence[1:] == ('node1 fine with 2 of 2 other partner(s)',
+                                                'node2 fine with 2 of 2 other partner(s)')
+
+
+def test_a_starved_node_is_named_for_itself():
+    """Cores starved: slow within itself, and its pairs a little slower (not beyond)."""
+    verdict = culprit.judge('osu_latency', fleet({'node2': 5.0}), intra=intra(node2=8.0),
+                            unit='us')
+    assert verdict.named('node') == ['node2']
+    assert 'itself (intra-node too: cores, memory)' in verdict.findings[0].why
+
+
+def test_bandwidth_is_worse_when_lower():
+    pairs = {p: 10_000.0 / (40 if 'node4' in p else 1) for p in combinations(NODES, 2)}
+    verdict = culprit.judge('osu_bw', pairs, higher_is_worse=False, unit='MB/s')
+    assert verdict.named('node') == ['node4']
+
+
+def test_a_node_that_failed_to_launch_is_named_failed_and_the_rest_judged():
+    verdict = culprit.judge('osu_latency', fleet({'node3': 200.0}), failed=['node4'],
+                            intra=intra(), unit='us')
+    assert verdict.failed == ['node4'] and verdict.named('node') == ['node3']
+    assert 'failed node4: did not launch (not judged as slow)' in '\n'.join(verdict.lines())
+    assert any('nodename=node4' in c and 'did not launch' in c
+               for c in verdict.drain_commands())
+
+
+def test_two_nodes_are_judged_only_against_a_reference():
+    pair = {('node1', 'node2'): 220.0}
+    alone = culprit.judge('osu_latency', pair, unit='us')
+    assert alone.findings == [] and 'give a reference' in '\n'.join(alone.lines())
+    judged = culprit.judge('osu_latency', pair, unit='us', reference=20.0)
+    assert judged.named('link') == ['node1-node2']
+
+
+def test_a_slow_uplink_between_two_switch_groups_names_the_groups_not_the_nodes():
+    groups = {'node1': 'leaf1', 'node2': 'leaf1', 'node3': 'leaf2', 'node4': 'leaf2'}
+    cross = {p: 200.0 for p in combinations(NODES, 2) if groups[p[0]] != groups[p[1]]}
+    verdict = culprit.judge('osu_latency', fleet(slow_links=cross), groups=groups, unit='us',
+                            reference=LATENCY)
+    assert [(f.kind, f.name) for f in verdict.findings] == [('group', 'leaf1-leaf2')]
+
+
+def test_a_tolerance_of_one_or_less_is_refused():
+    with pytest.raises(ValueError, match='a factor above 1'):
+        culprit.judge('osu_latency', fleet(), tolerance=1.0)
