@@ -24,7 +24,8 @@ ARROWS: dict[str, set[str]] = {
     'cost': {'osu', 'mpi'},
     'tuning': {'osu', 'mpi'},
     'setup': {'osu', 'mpi'},
-    'rfm': {'osu', 'mpi', 'launch', 'machine', 'cost', 'tuning', 'setup', 'build_cache'},
+    'rfm': {'osu', 'mpi', 'launch', 'machine', 'cost', 'tuning', 'setup', 'build_cache',
+            'fleet'},
     'build_cache': set(),
     'fleet': set(),
 }

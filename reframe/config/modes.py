@@ -25,6 +25,12 @@ MODES = [
         'options': ['-c', str(CHECKS / 'explore')],
     },
     {
+        # which node or link is slow: every node of one allocation, every pair in rounds
+        # (docs/howto-fleet.md); selects only the fleet checks
+        'name': 'fleet',
+        'options': ['-c', str(CHECKS / 'fleet'), '-n', 'OsuFleet'],
+    },
+    {
         'name': 'quick',
         'options': ['-S', 'message_sizes=1,8,1024,65536', '-S', 'max_size=65536',
                     '-S', 'iterations=200', '-S', 'warmup=20'],

@@ -1,0 +1,179 @@
+"""A fleet run as a ReFrame test: every node of one allocation, the slow one named.
+
+:class:`OsuFleetBase` holds ``fleet_nodes`` nodes for one job (a batch job of that many nodes,
+or the allocation ReFrame runs in on a partition whose scheduler is ``local``, e.g.
+``minicluster:alloc``) and runs ``job_sources/omb_fleet.sh`` in it: each node's intra-node
+figure, then the rounds of node pairs (:mod:`omb_suite.fleet.schedule`), every launch a Slurm
+step on the nodes it names. Sanity judges the figures (:mod:`omb_suite.fleet.culprit`): the
+test fails naming the slow switch group, node or link with its evidence, the nodes that did
+not launch, and the ``scontrol ... state=drain`` lines a site would run (printed, never run).
+Each pair's and node's figure is a performance variable named after it (``node1-node3``,
+``node2``), so the perflog holds both nodes of a pair.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import reframe as rfm
+import reframe.utility.sanity as sn
+import reframe.utility.typecheck as typ
+from reframe.core.backends import getlauncher
+from reframe.core.builtins import run_after, run_before, sanity_function, variable
+from reframe.core.exceptions import SanityError
+
+from omb_suite.fleet import culprit, schedule
+from omb_suite.launch.placements import srun_mpi_options
+from omb_suite.osu import binaries
+from omb_suite.osu.parsing import OsuParseError, parse_osu_output
+from omb_suite.rfm import environ_facts
+from omb_suite.rfm.perflog import environ_modules
+
+DRIVER = 'omb_fleet.sh'
+#: What each benchmark's figure is: the table column, its unit, whether higher is worse.
+FIGURES = {'osu_latency': ('latency', 'us', True), 'osu_bw': ('bandwidth', 'MB/s', False)}
+
+
+def read_figures(stage: Path, benchmark: str, size: int) -> tuple[
+        dict[tuple[str, str], float], dict[str, float], list[str]]:
+    """What the driver's launches printed in ``stage``: (pair -> figure at ``size``, node ->
+    its intra-node figure, nodes that did not launch: a node whose own launch printed no OSU
+    table, or whose every pair did not)."""
+    column = FIGURES[benchmark][0]
+    pairs, intra, broken = {}, {}, []
+    for path in sorted(stage.glob('*.out')):
+        kind, *names = path.stem.split('+')
+        try:
+            value = parse_osu_output(path.read_text()).value(column, size)
+        except (OsuParseError, KeyError, ValueError):
+            broken.append(names)
+            continue
+        if kind == 'pair':
+            pairs[(names[0], names[1])] = value
+        else:
+            intra[names[0]] = value
+    launched = {n for p in pairs for n in p} | set(intra)
+    failed = sorted({n for names in broken for n in names
+                     if n not in launched or (len(names) == 1 and n not in intra)})
+    return pairs, intra, failed
+
+
+class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
+    """Children set ``benchmark`` (a key of :data:`FIGURES`), a parameter."""
+
+    valid_systems = ['*']
+    valid_prog_environs = environ_facts.OSU_ENVIRONS
+    maintainers = ['omb-regression-suite']
+
+    #: Nodes of the allocation (default: the partition's ``extras['num_nodes']``).
+    fleet_nodes = variable(int, type(None), value=None)
+    #: Rounds of pairs (``None``: every pair, N-1 rounds; K: K different partners per node).
+    fleet_rounds = variable(int, type(None), value=None)
+    #: A figure this many times worse than the fleet's is slow.
+    tolerance = variable(float, value=culprit.TOLERANCE)
+    #: The message size judged (bytes): 8 for latency, 1 MiB for bandwidth by default.
+    message_size = variable(int, type(None), value=None)
+    #: OSU's timed iterations (``-i``) and warm-up (``-x``).
+    iterations = variable(int, value=1000)
+    warmup = variable(int, value=100)
+    #: Seconds one launch is predicted to take (a round lasts one launch): the plan's wall time.
+    seconds_per_launch = variable(float, value=20.0)
+    #: Switch groups (node -> group, ``-S groups=nid001:leaf1,nid002:leaf1,...``), e.g. from
+    #: ``scontrol show topology``: pairs within and across groups, a slow uplink named.
+    groups = variable(typ.Dict[str, str], value={}, loggable=False)
+    session_tag = variable(str, value='')
+    mpi_family = variable(str, type(None), value=None)
+    mpi_version = variable(str, type(None), value=None)
+    environ_modules = variable(str, type(None), value=None)
+    fleet_plan = variable(str, value='')
+    num_nodes = variable(int, value=2)
+
+    @run_after('setup')
+    def hold_the_nodes(self):
+        partition = self.current_partition
+        nodes = self.fleet_nodes or int(partition.extras.get('num_nodes', 1))
+        launcher = partition.launcher_type.registered_name
+        self.skip_if(nodes < 2, f'a fleet run needs 2 nodes or more to pair them; '
+                     f'{partition.fullname} has {nodes} (extras num_nodes, or -S fleet_nodes=N)')
+        self.skip_if(launcher not in ('srun', 'srunalloc'),
+                     f'a fleet run launches Slurm steps on the nodes it names; '
+                     f'{partition.fullname} launches with {launcher!r}')
+        self.num_nodes = nodes
+        self.num_tasks, self.num_tasks_per_node = nodes, 1
+        self.mpi_family, self.mpi_version = environ_facts.mpi_library(self.current_environ)
+        self.environ_modules = environ_modules(self)
+        plan = schedule.plan(nodes, self.seconds_per_launch, self.seconds_per_launch,
+                             self.fleet_rounds)
+        self.fleet_plan = plan.summary()
+        self.time_limit = max(300, round(2 * plan.wall_seconds))
+        self.logger.info(f'{self.display_name} on {partition.fullname}: {self.fleet_plan}')
+
+    @run_after('setup')
+    def find_program(self):
+        roots = [*environ_facts.osu_roots(self.current_environ)]
+        try:
+            self.osu_program = str(binaries.find_osu_binary(
+                self.benchmark, roots, environ_facts.search_path(self.current_environ)))
+        except binaries.OsuNotFoundError as err:
+            self.skip(f'{str(err).splitlines()[0]}: get OSU with `omb-setup` (docs/spack.md)')
+
+    @run_before('run')
+    def run_the_rounds(self):
+        self.job.launcher = getlauncher('local')()
+        source = resources.files('omb_suite') / 'job_sources' / DRIVER
+        shutil.copy(str(source), Path(self.stagedir) / DRIVER)
+        mpi = srun_mpi_options('srun', self.mpi_family,
+                               self.current_partition.extras.get('srun_mpi') or {'': ''})
+        step = ['srun', '--exact', '--nodelist={nodes}', *mpi]
+        # quoted: ReFrame writes `export NAME=value` as it is
+        self.env_vars.update({
+            'OMB_FLEET_PAIR': shlex.quote(' '.join([*step, '--nodes=2', '--ntasks=2',
+                                                    '--ntasks-per-node=1'])),
+            'OMB_FLEET_INTRA': shlex.quote(' '.join([*step, '--nodes=1', '--ntasks=2',
+                                                     '--ntasks-per-node=2'])),
+            'OMB_FLEET_ROUNDS': str(self.fleet_rounds or 0)})
+        size = self.size
+        self.executable = 'bash'
+        self.executable_opts = [DRIVER, shlex.quote(self.osu_program), '-m', f'{size}:{size}',
+                                '-i', str(self.iterations), '-x', str(self.warmup)]
+
+    @property
+    def size(self) -> int:
+        return self.message_size or (8 if FIGURES[self.benchmark][2] else 1 << 20)
+
+    def figures(self) -> tuple[dict[tuple[str, str], float], dict[str, float], list[str]]:
+        return read_figures(Path(self.stagedir), self.benchmark, self.size)
+
+    @sanity_function
+    def nothing_slow(self):
+        _, unit, higher = FIGURES[self.benchmark]
+        pairs, intra, failed = self.figures()
+        verdict = culprit.judge(self.benchmark, pairs, intra=intra, higher_is_worse=higher,
+                                tolerance=self.tolerance, unit=unit, failed=failed,
+                                groups=self.groups)
+        (Path(self.stagedir) / 'fleet.json').write_text(json.dumps({
+            'benchmark': self.benchmark, 'size': self.size, 'unit': unit,
+            'pairs': {f'{a}-{b}': v for (a, b), v in pairs.items()}, 'intra': intra,
+            'failed': failed, 'baseline': verdict.baseline,
+            'findings': [f.__dict__ for f in verdict.findings],
+            'drain': verdict.drain_commands()}, indent=1, default=list))
+        if not pairs and not intra:
+            raise SanityError(f'no launch of the fleet printed an OSU table: see '
+                              f'{self.stagedir}/*.out')
+        if verdict.findings or verdict.failed:
+            raise SanityError('\n'.join([*verdict.lines(), 'to drain (not run by the suite):',
+                                         *verdict.drain_commands()]))
+        return sn.assert_true(True)
+
+    @run_before('performance')
+    def name_each_figure(self):
+        unit = FIGURES[self.benchmark][1]
+        pairs, intra, _ = self.figures()
+        self.perf_variables = {
+            **{f'{a}-{b}': sn.make_performance_function(v, unit)
+               for (a, b), v in pairs.items()},
+            **{n: sn.make_performance_function(v, unit) for n, v in intra.items()}}
