@@ -1,16 +1,20 @@
 # Shared settings and helpers of the mini-cluster scripts (sourced, not run).
-# Two "nodes" are network namespaces joined by one veth pair named rig0 on both ends; each
-# node also has its own mount and UTS namespace (host name, /tmp, /etc/hosts, sysfs), kept
-# alive by bind-mounting the namespace files under $OMB_CLUSTER_DIR/ns.
+# The "nodes" are network namespaces: two are joined by one veth pair named rig0 on both
+# ends; more (OMB_CLUSTER_NODES=N at `up`, up to 16) each have a veth rig0 whose other end is
+# a port of one bridge in the namespace omb-switch. Each node also has its own mount and UTS
+# namespace (host name, /tmp, /etc/hosts, sysfs), kept alive by bind-mounting the namespace
+# files under $OMB_CLUSTER_DIR/ns.
 
 # shellcheck disable=SC2034  # the settings are used by the scripts that source this file
 CLUSTER_DIR=${OMB_CLUSTER_DIR:-/tmp/omb-minicluster}
 # This checkout (kept visible on the nodes when it lives in /tmp, as a CI clone may)
 CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-NODES=(node1 node2)
-declare -A NODE_ADDR=([node1]=10.99.0.1 [node2]=10.99.0.2)
 CTLD_NODE=node1
 LINK=rig0
+# the bridge's namespace, and its port of a node (more than two nodes)
+SWITCH_NS=omb-switch
+BRIDGE=rigbr
+port_of() { echo "p-$1"; }
 NS_DIR=$CLUSTER_DIR/ns
 CONF=$CLUSTER_DIR/etc/slurm.conf
 PACKAGES=(slurm-wlm slurmctld slurmd slurm-client munge)
@@ -21,6 +25,27 @@ DIR_MARK=.omb-minicluster
 
 say() { printf 'minicluster: %s\n' "$*"; }
 die() { printf 'minicluster: ERROR: %s\n' "$*" >&2; exit 1; }
+
+# set_nodes N: the nodes node1..nodeN at 10.99.0.1..N
+declare -A NODE_ADDR
+set_nodes() {
+    local i
+    [[ $1 =~ ^[0-9]+$ ]] && (($1 >= 2 && $1 <= 16)) \
+        || die "OMB_CLUSTER_NODES=$1: give a number of nodes from 2 to 16"
+    NODES=()
+    NODE_ADDR=()
+    for ((i = 1; i <= $1; i++)); do
+        NODES+=("node$i")
+        NODE_ADDR[node$i]=10.99.0.$i
+    done
+}
+# up records how many nodes it started: the scripts that follow act on those
+COUNT_FILE=$CLUSTER_DIR/node-count
+if [[ -r $OWNER_FILE && -r $COUNT_FILE ]]; then
+    set_nodes "$(<"$COUNT_FILE")"
+else
+    set_nodes "${OMB_CLUSTER_NODES:-2}"
+fi
 
 # A command that fails outside a test stops the script, and says which one.
 set -E

@@ -56,3 +56,10 @@ def test_pairs_across_switch_groups():
     groups = {'n1': 'leaf1', 'n2': 'leaf1', 'n3': 'leaf2'}
     assert not schedule.across(('n1', 'n2'), groups)
     assert schedule.across(('n1', 'n3'), groups) and schedule.across(('n1', 'n9'), groups)
+
+
+def test_nodes_sharing_one_machine_launch_one_at_a_time():
+    """The mini-cluster: 4 intra-node launches and 6 pairs, one after another."""
+    plan = schedule.plan(4, seconds_per_pair=10, intra_seconds=10, at_once=1)
+    assert plan.wall_seconds == 100
+    assert 'round(s) of up to 1 pair(s) at once' in plan.summary()

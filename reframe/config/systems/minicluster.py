@@ -49,7 +49,7 @@ _PARTITION = {
 system = {
     'name': 'minicluster',
     'descr': 'Two-node Slurm test cluster in network namespaces (tests/cluster/up)',
-    'hostnames': ['^node[12]$'],
+    'hostnames': [r'^node\d+$'],
     # lmod / envmod when this shell has that module command (environments from modules
     # need one: omb-setup --module, docs/systems.md), else nomod
     'modules_system': detected_modules_system(),

@@ -10,6 +10,7 @@ across groups.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -62,27 +63,34 @@ class Plan:
     nodes: int
     rounds: int
     pairs: int
-    seconds_per_round: float
+    seconds_per_launch: float
     intra_seconds: float
+    at_once: int = 0
 
     @property
     def wall_seconds(self) -> float:
-        return self.intra_seconds + self.rounds * self.seconds_per_round
+        if self.at_once:   # launches one batch after another
+            batches = math.ceil(self.nodes / self.at_once) + math.ceil(self.pairs / self.at_once)
+            return batches * self.seconds_per_launch
+        return self.intra_seconds + self.rounds * self.seconds_per_launch
 
     @property
     def node_minutes(self) -> float:
         return self.nodes * self.wall_seconds / 60
 
     def summary(self) -> str:
+        at_once = min(self.at_once or self.nodes // 2, self.nodes // 2)
         return (f'fleet of {self.nodes} nodes: {self.rounds} round(s) of up to '
-                f'{self.nodes // 2} pair(s) at once, {self.pairs} pair(s) in all; predicted '
+                f'{at_once} pair(s) at once, {self.pairs} pair(s) in all; predicted '
                 f'{self.wall_seconds / 60:.1f} min wall, {self.node_minutes:.0f} node-minutes')
 
 
 def plan(nodes: int, seconds_per_pair: float, intra_seconds: float = 0.0,
-         max_rounds: int | None = None) -> Plan:
+         max_rounds: int | None = None, at_once: int = 0) -> Plan:
     """The plan for ``nodes`` nodes: a round lasts one pair's run (the pairs run at once); the
-    intra-node runs of every node at once come first."""
+    intra-node runs of every node at once come first. ``at_once``: at most that many launches
+    at the same time (0: no limit)."""
     names = [f'n{i}' for i in range(nodes)]
     done = rounds(names, max_rounds)
-    return Plan(nodes, len(done), sum(map(len, done)), seconds_per_pair, intra_seconds)
+    return Plan(nodes, len(done), sum(map(len, done)), seconds_per_pair, intra_seconds,
+                at_once)

@@ -9,6 +9,8 @@
 #   OMB_FLEET_ROUNDS  how many rounds (0 or unset: all)
 #   OMB_FLEET_PAIR    the launch of one pair, {nodes} the two names joined by a comma
 #   OMB_FLEET_INTRA   the launch within one node, {nodes} its name
+#   OMB_FLEET_AT_ONCE launches at the same time at most (0 or unset: a whole round; 1 where
+#                     the nodes share one machine's cores, as the mini-cluster's do)
 #   then the program and its options as arguments.
 set -u
 if [ -z "${OMB_FLEET_NODES:-}" ]; then
@@ -16,6 +18,7 @@ if [ -z "${OMB_FLEET_NODES:-}" ]; then
 fi
 read -ra nodes <<< "$OMB_FLEET_NODES"
 max=${OMB_FLEET_ROUNDS:-0}
+at_once=${OMB_FLEET_AT_ONCE:-0}
 echo "fleet: ${#nodes[@]} node(s): ${nodes[*]}"
 
 # one line per round: "a:b c:d ..." (the circle method: the first node stays, the others turn)
@@ -37,6 +40,12 @@ rounds() {
   done
 }
 
+throttle() {  # wait while OMB_FLEET_AT_ONCE launches run
+  if (( at_once > 0 )); then
+    while (( $(jobs -rp | wc -l) >= at_once )); do wait -n; done
+  fi
+}
+
 launch() {  # TEMPLATE NODES OUT PROGRAM...
   local template=$1 where=$2 out=$3
   shift 3
@@ -51,6 +60,7 @@ if (( ${#nodes[@]} < 2 )); then
 fi
 start=$SECONDS
 for node in "${nodes[@]}"; do
+  throttle
   launch "$OMB_FLEET_INTRA" "$node" "intra+${node}.out" "$@" &
 done
 wait
@@ -61,6 +71,7 @@ while read -r line; do
   r=$((r + 1))
   for pair in $line; do
     a=${pair%%:*} b=${pair##*:}
+    throttle
     launch "$OMB_FLEET_PAIR" "$a,$b" "pair+${a}+${b}.out" "$@" &
   done
   wait

@@ -28,6 +28,7 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite.fleet import culprit, schedule
 from omb_suite.launch.placements import srun_mpi_options
+from omb_suite.machine.topology import of_partition
 from omb_suite.osu import binaries
 from omb_suite.osu.parsing import OsuParseError, parse_osu_output
 from omb_suite.rfm import environ_facts
@@ -69,7 +70,7 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     valid_prog_environs = environ_facts.OSU_ENVIRONS
     maintainers = ['omb-regression-suite']
 
-    #: Nodes of the allocation (default: the partition's ``extras['num_nodes']``).
+    #: Nodes of the allocation (default: the partition's, or the allocation's ReFrame runs in).
     fleet_nodes = variable(int, type(None), value=None)
     #: Rounds of pairs (``None``: every pair, N-1 rounds; K: K different partners per node).
     fleet_rounds = variable(int, type(None), value=None)
@@ -91,11 +92,12 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     environ_modules = variable(str, type(None), value=None)
     fleet_plan = variable(str, value='')
     num_nodes = variable(int, value=2)
+    at_once = variable(int, value=0, loggable=False)
 
     @run_after('setup')
     def hold_the_nodes(self):
         partition = self.current_partition
-        nodes = self.fleet_nodes or int(partition.extras.get('num_nodes', 1))
+        nodes = self.fleet_nodes or of_partition(partition).nodes
         launcher = partition.launcher_type.registered_name
         self.skip_if(nodes < 2, f'a fleet run needs 2 nodes or more to pair them; '
                      f'{partition.fullname} has {nodes} (extras num_nodes, or -S fleet_nodes=N)')
@@ -106,8 +108,10 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
         self.num_tasks, self.num_tasks_per_node = nodes, 1
         self.mpi_family, self.mpi_version = environ_facts.mpi_library(self.current_environ)
         self.environ_modules = environ_modules(self)
+        # nodes that share one machine's cores (the mini-cluster) launch one at a time
+        self.at_once = 1 if int(partition.extras.get('nodes_per_machine', 1)) > 1 else 0
         plan = schedule.plan(nodes, self.seconds_per_launch, self.seconds_per_launch,
-                             self.fleet_rounds)
+                             self.fleet_rounds, at_once=self.at_once)
         self.fleet_plan = plan.summary()
         self.time_limit = max(300, round(2 * plan.wall_seconds))
         self.logger.info(f'{self.display_name} on {partition.fullname}: {self.fleet_plan}')
@@ -135,7 +139,8 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
                                                     '--ntasks-per-node=1'])),
             'OMB_FLEET_INTRA': shlex.quote(' '.join([*step, '--nodes=1', '--ntasks=2',
                                                      '--ntasks-per-node=2'])),
-            'OMB_FLEET_ROUNDS': str(self.fleet_rounds or 0)})
+            'OMB_FLEET_ROUNDS': str(self.fleet_rounds or 0),
+            'OMB_FLEET_AT_ONCE': str(self.at_once)})
         size = self.size
         self.executable = 'bash'
         self.executable_opts = [DRIVER, shlex.quote(self.osu_program), '-m', f'{size}:{size}',
