@@ -44,7 +44,8 @@ def _stage(tmp_path, slow: str = '', dead: str = ''):
             out = 'srun: error: Nodes node4 are DOWN\nexit 1\n'
         (tmp_path / f'pair+{a}+{b}.out').write_text(out)
     for n in nodes:
-        (tmp_path / f'intra+{n}.out').write_text(text if n != dead else 'exit 1\n')
+        for rep in (1, 2):
+            (tmp_path / f'intra+{n}+{rep}.out').write_text(text if n != dead else 'exit 1\n')
     return tmp_path
 
 
@@ -53,6 +54,15 @@ def test_the_launches_are_read_into_pair_and_node_figures(tmp_path):
     assert len(pairs) == 6 and set(intra) == {'node1', 'node2', 'node3', 'node4'}
     assert pairs[('node1', 'node3')] == pytest.approx(10 * pairs[('node1', 'node2')], rel=0.01)
     assert failed == []
+
+
+def test_a_nodes_figure_within_itself_is_the_better_of_its_two_launches(tmp_path):
+    stage = _stage(tmp_path)
+    one = read_figures(stage, 'osu_latency', 8)[1]['node1']
+    slow = re.sub(r'^(\d+)\s+([\d.]+)$', lambda m: f'{m[1]} {float(m[2]) * 10:.2f}',
+                  LATENCY.read_text(), flags=re.M)
+    (stage / 'intra+node1+2.out').write_text(slow)   # synthetic: the second launch disturbed
+    assert read_figures(stage, 'osu_latency', 8)[1]['node1'] == one
 
 
 def test_a_node_whose_launches_printed_no_table_is_failed(tmp_path):

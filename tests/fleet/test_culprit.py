@@ -60,7 +60,7 @@ def test_a_starved_node_is_named_for_itself():
     verdict = culprit.judge('osu_latency', fleet({'node2': 5.0}), intra=intra(node2=8.0),
                             unit='us')
     assert verdict.named('node') == ['node2']
-    assert 'itself (intra-node too: cores, memory)' in verdict.findings[0].why
+    assert verdict.findings[0].why.startswith('slow within itself (cores, memory)')
 
 
 def test_bandwidth_is_worse_when_lower():
@@ -97,3 +97,13 @@ def test_a_slow_uplink_between_two_switch_groups_names_the_groups_not_the_nodes(
 def test_a_tolerance_of_one_or_less_is_refused():
     with pytest.raises(ValueError, match='a factor above 1'):
         culprit.judge('osu_latency', fleet(), tolerance=1.0)
+
+
+def test_a_node_slow_with_its_partners_and_somewhat_within_itself_is_the_node_itself():
+    """Measured shape of a node starved to 10 % of a core (mini-cluster): x9-14 with every
+    partner, x3.7 within itself (below a tolerance of 5, above its square root)."""
+    verdict = culprit.judge('osu_latency', fleet({'node2': 150.0}), intra=intra(node2=3.7),
+                            unit='us', tolerance=5.0)
+    assert verdict.named('node') == ['node2']
+    assert 'and within itself (x3.7): the node itself (cores, memory)' in \
+        verdict.findings[0].why

@@ -142,18 +142,26 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
         mine = [p for p in of[n] if p not in explained]
         bad = [p for p in mine if p in slow]
         own = intra.get(n)
-        own_slow = bool(intra_base and own is not None and worse(own, intra_base) > tolerance)
+        own_ratio = worse(own, intra_base) if intra_base and own is not None else 1.0
+        own_slow = own_ratio > tolerance
         if own_slow or (len(bad) >= max(2, math.ceil(NODE_SHARE * len(mine)))):
-            where = 'itself (intra-node too: cores, memory)' if own_slow else \
-                'its network (NIC, cable, port): fine within itself'
+            # slower within itself too (beyond the square root of the tolerance): the node
+            # itself, not only its network
+            itself = own_ratio > math.sqrt(tolerance)
+            why = (f'slow within itself (cores, memory); slow with {len(bad)} of {len(mine)} '
+                   f'partners') if own_slow else (f'slow with {len(bad)} of {len(mine)} '
+                                                  f'partners and within itself '
+                                                  f'(x{own_ratio:.1f}): the node itself (cores, '
+                                                  f'memory)' if itself else
+                                                  f'slow with {len(bad)} of {len(mine)} '
+                                                  f'partners; its network (NIC, cable, port): '
+                                                  f'fine within itself')
             evidence = [f'with {len(bad)} of {len(mine)} partner(s) slow: '
                         + ', '.join(fig(p) for p in bad)] if bad else []
             if own is not None and intra_base:
                 evidence.append(f'within itself {own:.4g} {unit} against the fleet\'s '
                                 f'{intra_base:.4g} (x{worse(own, intra_base):.1f})')
-            verdict.findings.append(Finding(
-                'node', n, f'slow with {len(bad)} of {len(mine)} partners; {where}',
-                tuple(evidence)))
+            verdict.findings.append(Finding('node', n, why, tuple(evidence)))
             explained |= set(mine) & slow
     # 3. links
     for p in sorted(slow - explained):

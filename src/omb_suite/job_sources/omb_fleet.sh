@@ -3,7 +3,8 @@
 # intra-node figure (all nodes at once), then the rounds of disjoint node pairs (the circle
 # method of fleet/schedule.py: every pair in N-1 rounds, or the first OMB_FLEET_ROUNDS), each
 # round's pairs at once. Every launch's output in its own file:
-#   intra+<node>.out, pair+<a>+<b>.out, and rounds.txt (one line per round: a:b c:d ...)
+#   intra+<node>+<1 or 2>.out (each node twice), pair+<a>+<b>.out, and rounds.txt (one line
+#   per round: a:b c:d ...)
 #
 #   OMB_FLEET_NODES   the nodes, space separated (default: the Slurm allocation's)
 #   OMB_FLEET_ROUNDS  how many rounds (0 or unset: all)
@@ -50,7 +51,7 @@ launch() {  # TEMPLATE NODES OUT PROGRAM...
   local template=$1 where=$2 out=$3
   shift 3
   read -ra cmd <<< "${template//\{nodes\}/$where}"
-  "${cmd[@]}" "$@" > "$out" 2>&1
+  "${cmd[@]}" "$@" < /dev/null > "$out" 2>&1   # srun reads stdin: not the rounds' file
   echo "exit $?" >> "$out"
 }
 
@@ -59,9 +60,12 @@ if (( ${#nodes[@]} < 2 )); then
   exit 2
 fi
 start=$SECONDS
-for node in "${nodes[@]}"; do
-  throttle
-  launch "$OMB_FLEET_INTRA" "$node" "intra+${node}.out" "$@" &
+# twice each: one launch's figure within a node moves with the machine's other work
+for rep in 1 2; do
+  for node in "${nodes[@]}"; do
+    throttle
+    launch "$OMB_FLEET_INTRA" "$node" "intra+${node}+${rep}.out" "$@" &
+  done
 done
 wait
 echo "fleet: intra-node runs done in $((SECONDS - start)) s"

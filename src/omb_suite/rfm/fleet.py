@@ -42,24 +42,27 @@ FIGURES = {'osu_latency': ('latency', 'us', True), 'osu_bw': ('bandwidth', 'MB/s
 def read_figures(stage: Path, benchmark: str, size: int) -> tuple[
         dict[tuple[str, str], float], dict[str, float], list[str]]:
     """What the driver's launches printed in ``stage``: (pair -> figure at ``size``, node ->
-    its intra-node figure, nodes that did not launch: a node whose own launch printed no OSU
-    table, or whose every pair did not)."""
-    column = FIGURES[benchmark][0]
+    the better of its two intra-node figures, nodes that did not launch: a node whose own
+    launches printed no OSU table, or whose every pair did not)."""
+    column, _, higher_is_worse = FIGURES[benchmark]
+    best = min if higher_is_worse else max
     pairs, intra, broken = {}, {}, []
     for path in sorted(stage.glob('*.out')):
         kind, *names = path.stem.split('+')
+        if kind == 'intra':
+            names = names[:1]
         try:
             value = parse_osu_output(path.read_text()).value(column, size)
         except (OsuParseError, KeyError, ValueError):
-            broken.append(names)
+            broken.append((kind, names))
             continue
         if kind == 'pair':
-            pairs[(names[0], names[1])] = value
+            pairs[(min(names), max(names))] = value
         else:
-            intra[names[0]] = value
+            intra[names[0]] = best(value, intra.get(names[0], value))
     launched = {n for p in pairs for n in p} | set(intra)
-    failed = sorted({n for names in broken for n in names
-                     if n not in launched or (len(names) == 1 and n not in intra)})
+    failed = sorted({n for kind, names in broken for n in names
+                     if n not in launched or (kind == 'intra' and n not in intra)})
     return pairs, intra, failed
 
 
@@ -74,8 +77,9 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     fleet_nodes = variable(int, type(None), value=None)
     #: Rounds of pairs (``None``: every pair, N-1 rounds; K: K different partners per node).
     fleet_rounds = variable(int, type(None), value=None)
-    #: A figure this many times worse than the fleet's is slow.
-    tolerance = variable(float, value=culprit.TOLERANCE)
+    #: A figure this many times worse than the fleet's is slow (``None``: the partition's
+    #: ``extras['fleet_tolerance']``, else 2).
+    tolerance = variable(float, type(None), value=None)
     #: The message size judged (bytes): 8 for latency, 1 MiB for bandwidth by default.
     message_size = variable(int, type(None), value=None)
     #: OSU's timed iterations (``-i``) and warm-up (``-x``).
@@ -113,6 +117,8 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
         plan = schedule.plan(nodes, self.seconds_per_launch, self.seconds_per_launch,
                              self.fleet_rounds, at_once=self.at_once)
         self.fleet_plan = plan.summary()
+        if self.tolerance is None:
+            self.tolerance = float(partition.extras.get('fleet_tolerance', culprit.TOLERANCE))
         self.time_limit = max(300, round(2 * plan.wall_seconds))
         self.logger.info(f'{self.display_name} on {partition.fullname}: {self.fleet_plan}')
 
@@ -170,8 +176,11 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
             raise SanityError(f'no launch of the fleet printed an OSU table: see '
                               f'{self.stagedir}/*.out')
         if verdict.findings or verdict.failed:
-            raise SanityError('\n'.join([*verdict.lines(), 'to drain (not run by the suite):',
-                                         *verdict.drain_commands()]))
+            drain = verdict.drain_commands()
+            raise SanityError('\n'.join([
+                *verdict.lines(), *(['to drain (not run by the suite):', *drain] if drain else
+                                    ['no node to drain: a link or an uplink is the path '
+                                     'between nodes (cables, switch ports)'])]))
         return sn.assert_true(True)
 
     @run_before('performance')
@@ -179,6 +188,6 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
         unit = FIGURES[self.benchmark][1]
         pairs, intra, _ = self.figures()
         self.perf_variables = {
-            **{f'{a}-{b}': sn.make_performance_function(v, unit)
+            **{f'{a}-{b}': sn.make_performance_function(sn.defer(v), unit)
                for (a, b), v in pairs.items()},
-            **{n: sn.make_performance_function(v, unit) for n, v in intra.items()}}
+            **{n: sn.make_performance_function(sn.defer(v), unit) for n, v in intra.items()}}
