@@ -20,8 +20,6 @@ import pytest
 import rfm_helpers
 from rfm_helpers import CHECKS, REFRAME, REPO, SETTINGS, perflog, write_registry
 
-from omb_suite.mpi import mpilib
-
 #: Only the check files these tests need (loading all of them takes much longer).
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
 
@@ -137,11 +135,8 @@ def test_whole_run_in_one_allocation_is_one_slurm_job(cluster, work, slurm_job_i
     inter = next(r for r in rows if r['placement'] == 'inter_node')
     assert [p.split(':')[0] for p in inter['placement_observed'].split(';')] == ['node1',
                                                                               'node2']
-    if osu_mpich:
+    if osu_mpich:   # (MPICH 4.0.2's osu_init hang on 2 nodes: tests/mpi/test_known_hangs.py)
         assert {r['environ'] for r in rows} == {'system-openmpi', 'system-mpich'}
-        mpich = json.loads(registry.read_text())['environments'][-1]['mpi_version']
-        if mpilib.parse_version(mpich) < (4, 2):  # Debian 12's 4.0.2: data/known_hangs.yaml
-            assert 'known to hang in osu_init on 2+ nodes' in out.stdout
 
 
 def test_node_failure_fails_the_check_naming_the_node_and_retry_passes(cluster, work):
