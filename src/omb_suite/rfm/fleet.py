@@ -24,7 +24,7 @@ import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
-from reframe.core.exceptions import SanityError
+from reframe.core.exceptions import PerformanceError, SanityError
 
 from omb_suite.fleet import culprit, schedule
 from omb_suite.launch.placements import srun_mpi_options
@@ -159,8 +159,7 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     def figures(self) -> tuple[dict[tuple[str, str], float], dict[str, float], list[str]]:
         return read_figures(Path(self.stagedir), self.benchmark, self.size)
 
-    @sanity_function
-    def nothing_slow(self):
+    def verdict(self) -> culprit.Verdict:
         _, unit, higher = FIGURES[self.benchmark]
         pairs, intra, failed = self.figures()
         verdict = culprit.judge(self.benchmark, pairs, intra=intra, higher_is_worse=higher,
@@ -172,16 +171,31 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
             'failed': failed, 'baseline': verdict.baseline,
             'findings': [f.__dict__ for f in verdict.findings],
             'drain': verdict.drain_commands()}, indent=1, default=list))
+        return verdict
+
+    @sanity_function
+    def every_node_launched(self):
+        """Sanity: the launches printed OSU tables, and no node failed to launch (named);
+        whether one is slow is judged after the figures are logged (:meth:`nothing_slow`)."""
+        pairs, intra, failed = self.figures()
         if not pairs and not intra:
             raise SanityError(f'no launch of the fleet printed an OSU table: see '
                               f'{self.stagedir}/*.out')
-        if verdict.findings or verdict.failed:
+        if failed:
+            raise SanityError('\n'.join(self.verdict().lines() + self.verdict().drain_commands()))
+        return sn.assert_true(True)
+
+    @run_after('performance')
+    def nothing_slow(self):
+        """The verdict, after the performance stage has logged every figure (so that the
+        perflog of a run that names a culprit holds the figures that named it)."""
+        verdict = self.verdict()
+        if verdict.findings:
             drain = verdict.drain_commands()
-            raise SanityError('\n'.join([
+            raise PerformanceError('\n'.join([
                 *verdict.lines(), *(['to drain (not run by the suite):', *drain] if drain else
                                     ['no node to drain: a link or an uplink is the path '
                                      'between nodes (cables, switch ports)'])]))
-        return sn.assert_true(True)
 
     @run_before('performance')
     def name_each_figure(self):
