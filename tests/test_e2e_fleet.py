@@ -56,7 +56,7 @@ def named(text: str) -> list[tuple[str, str]]:
     ((), []),
     (('slow-node', 'node3', '1mbit'), [('node', 'node3')]),
     (('slow-link', 'node1', 'node2', '1mbit'), [('link', 'node1-node2')]),
-    (('starve', 'node2', '10'), [('node', 'node2')]),
+    (('starve', 'node2', '5'), [('node', 'node2')]),
 ], ids=['healthy', 'slow-node', 'slow-link', 'starved'])
 def test_the_fleet_names_the_injected_fault_and_nothing_else(four, work, fault, expected):
     subprocess.run([FAULT, 'clear'], check=True)

@@ -121,6 +121,12 @@ def _parser() -> argparse.ArgumentParser:
                      default=default_config(), metavar="FILE[:FILE]",
                      help="ReFrame configuration (as reframe -C) whose partitions declare "
                      "extras.link_peak_mbs (default: $RFM_CONFIG_FILES)")
+    flt = sub.add_parser("fleet", help="the slow node or link of a --mode fleet run",
+                         description="Name the slow node, link or switch group again from "
+                         "the perflog of a fleet run (exit 1 when one is named).")
+    flt.add_argument("perflogs", type=Path, help="the perflog directory")
+    flt.add_argument("--tolerance", type=float, default=2.0,
+                     help="a figure this many times worse than the fleet's is slow (2)")
     chk = sub.add_parser("check", help="CI gate: exit 1 on a performance regression",
                          description="Judge the latest runs of every series against a baseline.")
     _common(chk)
@@ -356,6 +362,11 @@ def cmd_import(args) -> int:
     return 0 if result.tables else 1
 
 
+def cmd_fleet(args) -> int:
+    from omb_review import fleet
+    return fleet.run(args.perflogs, args.tolerance)
+
+
 def cmd_results_dir(args) -> int:
     print(perflog_dir(args.config))
     return 0
@@ -365,7 +376,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline,
                "import-osu": cmd_import, "tune": cmd_tune,
-               "results-dir": cmd_results_dir}[args.command]
+               "results-dir": cmd_results_dir, "fleet": cmd_fleet}[args.command]
     try:
         return command(args)
     except (FileNotFoundError, ValueError) as err:

@@ -7,7 +7,7 @@ figure, then the rounds of node pairs (:mod:`omb_suite.fleet.schedule`), every l
 step on the nodes it names. Sanity judges the figures (:mod:`omb_suite.fleet.culprit`): the
 test fails naming the slow switch group, node or link with its evidence, the nodes that did
 not launch, and the ``scontrol ... state=drain`` lines a site would run (printed, never run).
-Each pair's and node's figure is a performance variable named after it (``node1-node3``,
+Each pair's and node's figure is a performance variable named after it (``node1+node3``,
 ``node2``), so the perflog holds both nodes of a pair.
 """
 
@@ -167,7 +167,7 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
                                 groups=self.groups)
         (Path(self.stagedir) / 'fleet.json').write_text(json.dumps({
             'benchmark': self.benchmark, 'size': self.size, 'unit': unit,
-            'pairs': {f'{a}-{b}': v for (a, b), v in pairs.items()}, 'intra': intra,
+            'pairs': {f'{a}+{b}': v for (a, b), v in pairs.items()}, 'intra': intra,
             'failed': failed, 'baseline': verdict.baseline,
             'findings': [f.__dict__ for f in verdict.findings],
             'drain': verdict.drain_commands()}, indent=1, default=list))
@@ -202,6 +202,6 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
         unit = FIGURES[self.benchmark][1]
         pairs, intra, _ = self.figures()
         self.perf_variables = {
-            **{f'{a}-{b}': sn.make_performance_function(sn.defer(v), unit)
+            **{f'{a}+{b}': sn.make_performance_function(sn.defer(v), unit)
                for (a, b), v in pairs.items()},
             **{n: sn.make_performance_function(sn.defer(v), unit) for n, v in intra.items()}}
