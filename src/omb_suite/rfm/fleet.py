@@ -182,7 +182,8 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
             raise SanityError(f'no launch of the fleet printed an OSU table: see '
                               f'{self.stagedir}/*.out')
         if failed:
-            raise SanityError('\n'.join(self.verdict().lines() + self.verdict().drain_commands()))
+            verdict = self.verdict()
+            raise SanityError('\n'.join(verdict.lines() + verdict.drain_commands()))
         return sn.assert_true(True)
 
     @run_after('performance')
