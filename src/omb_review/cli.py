@@ -13,7 +13,7 @@ from . import gate, importer
 from .check import EXIT_NEW_SERIES, EXIT_NOTHING_JUDGED, EXIT_USAGE, check
 from .detect import Settings
 from .ingest import Dataset, load
-from .siteconfig import ConfigError, default_config, link_peaks, perflog_dir
+from .siteconfig import ConfigError, default_config, fleet_tolerances, link_peaks, perflog_dir
 
 
 def _when(text: str) -> datetime:
@@ -125,8 +125,13 @@ def _parser() -> argparse.ArgumentParser:
                          description="Name the slow node, link or switch group again from "
                          "the perflog of a fleet run (exit 1 when one is named).")
     flt.add_argument("perflogs", type=Path, help="the perflog directory")
-    flt.add_argument("--tolerance", type=float, default=2.0,
-                     help="a figure this many times worse than the fleet's is slow (2)")
+    flt.add_argument("--tolerance", type=float,
+                     help="a figure this many times worse than the fleet's is slow (default: "
+                     "the partition's extras fleet_tolerance in --config, else 2)")
+    flt.add_argument("-C", "--config", type=lambda t: [Path(f) for f in t.split(":") if f],
+                     default=default_config(), metavar="FILE[:FILE]",
+                     help="ReFrame configuration (as reframe -C) whose partitions may declare "
+                     "extras.fleet_tolerance (default: $RFM_CONFIG_FILES)")
     chk = sub.add_parser("check", help="CI gate: exit 1 on a performance regression",
                          description="Judge the latest runs of every series against a baseline.")
     _common(chk)
@@ -276,13 +281,14 @@ def cmd_report(args) -> int:
 
     try:
         peaks = link_peaks(args.config) if args.config else {}
+        tolerances = fleet_tolerances(args.config) if args.config else {}
     except ConfigError as err:
         print(f"omb-review: {err}; give --config FILE or --link-peak SYSTEM:PARTITION=MBPS",
               file=sys.stderr)
         return EXIT_USAGE
     ds = _load(args)
     results = check(ds.frame, _windows(args), _settings(args), args.override).results
-    path = report_build.build(args, ds, results, peaks | dict(args.link_peak))
+    path = report_build.build(args, ds, results, peaks | dict(args.link_peak), tolerances)
     print(f"wrote {path}")
     return 0
 
@@ -364,7 +370,8 @@ def cmd_import(args) -> int:
 
 def cmd_fleet(args) -> int:
     from omb_review import fleet
-    return fleet.run(args.perflogs, args.tolerance)
+
+    return fleet.command(args)
 
 
 def cmd_results_dir(args) -> int:

@@ -173,6 +173,9 @@ def _body(ds: Dataset, results: list[SeriesResult], notes: list[str], tables: di
     counts = {s: sum(r.verdict.status == s for r in results)
               for s in ("regression", "improvement", "ok", "insufficient")}
     nav = "".join(f"<a href='#sec-{i}'>{_esc(h)}</a>" for i, h, _ in SECTIONS)
+    fleet = (f"<h2 id='sec-fleet'>Fleet: node by node</h2>{tables['fleet']}"
+             if tables.get("fleet") else "")
+    nav += "<a href='#sec-fleet'>Fleet</a>" if fleet else ""
     views = "".join(
         f"<h2 id='sec-{i}'>{_esc(h)}</h2><p class='muted'>{_esc(why)}</p>"
         + tables.get(i, "") + f"<div class='cards' id='view-{i}'></div>" for i, h, why in SECTIONS)
@@ -196,7 +199,7 @@ band (the axis follows the data, not the band); grey: baseline window; red x: fa
 <div id='detail-curve' class='plot tall'></div></div>
 <table id='detail-changed'></table><br><table id='detail-sizes'></table></div>
 {views}
-<h2 id='sec-procurement'>Procurement table</h2>{tables["procurement"]}
+{fleet}<h2 id='sec-procurement'>Procurement table</h2>{tables["procurement"]}
 <h2 id='sec-problems'>Input problems</h2>{_problems(ds.problems)}"""
 
 
@@ -208,10 +211,11 @@ def read_payload(path: Path) -> dict:
 
 
 def write(path: Path, ds: Dataset, results: list[SeriesResult], data: dict, fits: list[Fit],
-          notes: list[str], root: Path, tuning: str = "") -> int:
-    """Write the page; returns its size in bytes."""
+          notes: list[str], root: Path, tuning: str = "", fleet: str = "") -> int:
+    """Write the page; returns its size in bytes.  ``fleet``: the fleet section's body
+    (:func:`omb_review.fleet_matrix.section`), none when the tree holds no fleet run."""
     tables = {"hockney": hockney_table(fits), "procurement": procurement_table(root),
-              "algorithms": tuning}
+              "algorithms": tuning, "fleet": fleet}
     text = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>OMB trend review</title>"
         f"<style>{_asset('report.css')}</style></head><body>"

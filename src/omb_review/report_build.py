@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from . import curves, detect, plots, report, tune, views
+from . import curves, detect, fleet, fleet_matrix, plots, report, tune, views
 from .findings import findings
 from .gate import SeriesResult
 from .hockney import fit_curves
@@ -59,8 +59,10 @@ class _Clock:
         self.last = now
 
 
-def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float]) -> Path:
-    """Write ``args.out/report.html`` and return its path."""
+def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float],
+          tolerances: dict[str, float] | None = None) -> Path:
+    """Write ``args.out/report.html`` and return its path.  ``tolerances``: the fleet
+    tolerance of each partition that declares one (``-C``)."""
     clock = _Clock()
     if curves.discover(args.perflog_dir):  # every size OSU measured, from the curve logs
         frame, unreadable = curves.report_frame(args.perflog_dir, ds.frame)
@@ -79,11 +81,15 @@ def build(args, ds: Dataset, results: list[SeriesResult], peaks: dict[str, float
     clock.lap("hockney")
     tuning = report.tuning_table(*_tuning(args, frame))
     clock.lap("tuning")
+    fleets = fleet.runs(args.perflog_dir, tolerances=tolerances)
+    clock.lap("fleet")
     data = report.payload(ds, found, charts, infos, compared, fits, split)
-    notes = [f"Curves without a finding: before/after split at {split.when:%Y-%m-%d %H:%M} UTC "
-             f"({split.caption}).", *ds.notes]
+    named = [line for line in map(fleet_matrix.headline, fleets) if line]
+    notes = [*named, f"Curves without a finding: before/after split at "
+             f"{split.when:%Y-%m-%d %H:%M} UTC ({split.caption}).", *ds.notes]
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "report.html"
-    size = report.write(path, ds, results, data, fits, notes, args.perflog_dir, tuning)
+    size = report.write(path, ds, results, data, fits, notes, args.perflog_dir, tuning,
+                        fleet_matrix.section(fleets) if fleets else "")
     clock.lap(f"page ({size / 2**20:.1f} MiB)")
     return path

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 
 PEAK_KEY = "link_peak_mbs"
+#: How many times worse than the fleet's a figure of a ``--mode fleet`` run is slow.
+FLEET_TOLERANCE_KEY = "fleet_tolerance"
 
 
 class ConfigError(ValueError):
@@ -55,13 +57,24 @@ def perflog_dir(paths: list[Path]) -> Path:
     return where
 
 
-def link_peaks(paths: list[Path]) -> dict[str, float]:
-    """``{"system:partition": MB/s}`` for every partition that declares ``link_peak_mbs``."""
+def partition_extras(paths: list[Path], key: str) -> dict[str, float]:
+    """``{"system:partition": value}`` for every partition whose ``extras`` declare ``key``."""
     systems = _load(paths).get("systems") or []
-    peaks = {}
+    found = {}
     for system in systems:
         for part in system.get("partitions", []):
-            value = part.get("extras", {}).get(PEAK_KEY)
+            value = part.get("extras", {}).get(key)
             if value is not None:
-                peaks[f"{system['name']}:{part['name']}"] = float(value)
-    return peaks
+                found[f"{system['name']}:{part['name']}"] = float(value)
+    return found
+
+
+def link_peaks(paths: list[Path]) -> dict[str, float]:
+    """``{"system:partition": MB/s}`` for every partition that declares ``link_peak_mbs``."""
+    return partition_extras(paths, PEAK_KEY)
+
+
+def fleet_tolerances(paths: list[Path]) -> dict[str, float]:
+    """``{"system:partition": factor}`` for every partition that declares
+    ``fleet_tolerance`` (the fleet check's own tolerance there)."""
+    return partition_extras(paths, FLEET_TOLERANCE_KEY)
