@@ -76,6 +76,7 @@ def test_ci_runs_the_readme_commands_without_a_build_when_it_has_no_sources(tmp_
                            'run-tests.sh']
     assert 'SKIP mini-cluster: not root' in done.stdout
     assert 'SKIP Flux: no flux-core source in' in done.stdout
+    assert 'SKIP the fleet on 4 nodes: needs the mini-cluster and OSU_ROOT' in done.stdout
     assert 'no Spack sources, so no OSU build' in done.stdout
     assert "SKIP today's MPI releases: no Spack sources" in done.stdout
     assert 'CI phase times (exit 0)' in done.stdout

@@ -32,7 +32,7 @@ def test_the_jobs_rounds_are_the_schedules(n, k):
     assert got == schedule.rounds(nodes, k or None)
 
 
-def _stage(tmp_path, slow: str = '', dead: str = ''):
+def _stage(tmp_path, slow: str = '', dead: str = '', cut: tuple[str, str] = ('', '')):
     text = LATENCY.read_text()
     nodes = ['node1', 'node2', 'node3', 'node4']
     for a, b in schedule.every_pair(nodes):
@@ -42,6 +42,8 @@ def _stage(tmp_path, slow: str = '', dead: str = ''):
                          text, flags=re.M)
         if dead in (a, b):
             out = 'srun: error: Nodes node4 are DOWN\nexit 1\n'
+        if (a, b) == cut:
+            out = 'srun: error: Task launch for StepId=7.3 failed on node node2\nexit 1\n'
         (tmp_path / f'pair+{a}+{b}.out').write_text(out)
     for n in nodes:
         for rep in (1, 2):
@@ -50,7 +52,9 @@ def _stage(tmp_path, slow: str = '', dead: str = ''):
 
 
 def test_the_launches_are_read_into_pair_and_node_figures(tmp_path):
-    pairs, intra, failed = read_figures(_stage(tmp_path, slow='node3'), 'osu_latency', 8)
+    got = read_figures(_stage(tmp_path, slow='node3'), 'osu_latency', 8)
+    pairs, intra, failed = got.pairs, got.intra, got.failed
+    assert got.failed_pairs == []
     assert len(pairs) == 6 and set(intra) == {'node1', 'node2', 'node3', 'node4'}
     assert pairs[('node1', 'node3')] == pytest.approx(10 * pairs[('node1', 'node2')], rel=0.01)
     assert failed == []
@@ -58,16 +62,23 @@ def test_the_launches_are_read_into_pair_and_node_figures(tmp_path):
 
 def test_a_nodes_figure_within_itself_is_the_better_of_its_two_launches(tmp_path):
     stage = _stage(tmp_path)
-    one = read_figures(stage, 'osu_latency', 8)[1]['node1']
+    one = read_figures(stage, 'osu_latency', 8).intra['node1']
     slow = re.sub(r'^(\d+)\s+([\d.]+)$', lambda m: f'{m[1]} {float(m[2]) * 10:.2f}',
                   LATENCY.read_text(), flags=re.M)
     (stage / 'intra+node1+2.out').write_text(slow)   # synthetic: the second launch disturbed
-    assert read_figures(stage, 'osu_latency', 8)[1]['node1'] == one
+    assert read_figures(stage, 'osu_latency', 8).intra['node1'] == one
 
 
 def test_a_node_whose_launches_printed_no_table_is_failed(tmp_path):
-    pairs, intra, failed = read_figures(_stage(tmp_path, dead='node4'), 'osu_latency', 8)
-    assert failed == ['node4'] and len(pairs) == 3 and 'node4' not in intra
+    got = read_figures(_stage(tmp_path, dead='node4'), 'osu_latency', 8)
+    assert got.failed == ['node4'] and len(got.pairs) == 3 and 'node4' not in got.intra
+    assert got.failed_pairs == []  # node4's pairs are the node's failure, not links'
+
+
+def test_a_pair_that_printed_no_table_while_both_nodes_ran_is_a_failed_link(tmp_path):
+    got = read_figures(_stage(tmp_path, cut=('node1', 'node2')), 'osu_latency', 8)
+    assert got.failed == [] and got.failed_pairs == [('node1', 'node2')]
+    assert len(got.pairs) == 5 and len(got.intra) == 4
 
 
 def test_the_plan_is_said_before_the_run_and_one_node_is_refused(tmp_path):

@@ -107,3 +107,18 @@ def test_a_node_slow_with_its_partners_and_somewhat_within_itself_is_the_node_it
     assert verdict.named('node') == ['node2']
     assert 'and within itself (x3.7): the node itself (cores, memory)' in \
         verdict.findings[0].why
+
+
+def test_a_pair_that_did_not_run_while_both_nodes_ran_is_a_failed_link():
+    pairs = {p: v for p, v in fleet({}).items() if p != ('node1', 'node2')}
+    verdict = culprit.judge('osu_latency', pairs, intra=intra(), unit='us',
+                            failed_pairs=[('node2', 'node1')])
+    assert [(f.kind, f.name) for f in verdict.findings] == [('link', 'node1-node2')]
+    assert verdict.findings[0].why.startswith('did not run while both nodes ran with others')
+    assert verdict.failed == [] and verdict.drain_commands() == []
+
+
+def test_a_failed_nodes_pairs_are_not_failed_links():
+    verdict = culprit.judge('osu_latency', fleet({}), intra=intra(), unit='us',
+                            failed=['node4'], failed_pairs=[('node1', 'node4')])
+    assert verdict.findings == [] and verdict.failed == ['node4']

@@ -10,7 +10,8 @@ figure that many times worse). Then, in this order, each explaining what it can:
 2. a **node** slow with most of its partners (``NODE_SHARE`` of them, 2 at least), or whose
    own intra-node figure is slow (then the node itself: cores, memory; otherwise its
    network: NIC, cable, port);
-3. a **link**: a slow pair whose two nodes are fine with their other partners.
+3. a **link**: a pair that did not run while both its nodes ran with others (failed), or a
+   slow pair whose two nodes are fine with their other partners.
 
 A node that failed to launch is named as failed, never as slow, and the rest is judged. With
 2 nodes a pair has nothing to be compared with but a reference: the verdict says so.
@@ -85,10 +86,13 @@ def _key(a: str, b: str) -> Pair:
 
 def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, float] | None = None,
           higher_is_worse: bool = True, tolerance: float = TOLERANCE, unit: str = '',
-          failed: Iterable[str] = (), groups: Mapping[str, str] | None = None,
+          failed: Iterable[str] = (), failed_pairs: Iterable[Pair] = (),
+          groups: Mapping[str, str] | None = None,
           reference: float | None = None, intra_reference: float | None = None) -> Verdict:
     """The verdict on one benchmark's figures: ``pairs`` (node pair -> figure across them),
-    ``intra`` (node -> its figure within itself), ``failed`` nodes that did not launch."""
+    ``intra`` (node -> its figure within itself), ``failed`` nodes that did not launch,
+    ``failed_pairs`` pairs that did not run while both their nodes ran with others (each a
+    failed link)."""
     if tolerance <= 1:
         raise ValueError(f'tolerance {tolerance}: a factor above 1 (2 = twice as bad)')
     failed = sorted(set(failed))
@@ -163,7 +167,13 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
                                 f'{intra_base:.4g} (x{worse(own, intra_base):.1f})')
             verdict.findings.append(Finding('node', n, why, tuple(evidence)))
             explained |= set(mine) & slow
-    # 3. links
+    # 3. links: failed, then slow
+    for p in sorted({_key(*q) for q in failed_pairs if not set(q) & set(failed)}):
+        ran = [f'{n} ran with {len(of.get(n, []))} other partner(s)' for n in p]
+        verdict.findings.append(Finding('link', f'{p[0]}-{p[1]}',
+                                        'did not run while both nodes ran with others: the '
+                                        'path between them (cables, switch ports)',
+                                        (f'{p[0]}-{p[1]} printed no OSU table', *ran)))
     for p in sorted(slow - explained):
         fine = [f'{n} fine with {sum(q not in slow for q in of[n])} of {len(of[n]) - 1} other '
                 f'partner(s)' for n in p]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -39,11 +40,20 @@ DRIVER = 'omb_fleet.sh'
 FIGURES = {'osu_latency': ('latency', 'us', True), 'osu_bw': ('bandwidth', 'MB/s', False)}
 
 
-def read_figures(stage: Path, benchmark: str, size: int) -> tuple[
-        dict[tuple[str, str], float], dict[str, float], list[str]]:
-    """What the driver's launches printed in ``stage``: (pair -> figure at ``size``, node ->
-    the better of its two intra-node figures, nodes that did not launch: a node whose own
-    launches printed no OSU table, or whose every pair did not)."""
+@dataclass
+class Figures:
+    """What the driver's launches printed: pair -> figure, node -> the better of its two
+    intra-node figures, nodes that did not launch (their own launches printed no OSU table,
+    or none of their pairs did), pairs that printed none while both nodes ran elsewhere."""
+
+    pairs: dict[tuple[str, str], float]
+    intra: dict[str, float]
+    failed: list[str]
+    failed_pairs: list[tuple[str, str]]
+
+
+def read_figures(stage: Path, benchmark: str, size: int) -> Figures:
+    """The figures at ``size`` of the launches whose outputs are in ``stage``."""
     column, _, higher_is_worse = FIGURES[benchmark]
     best = min if higher_is_worse else max
     pairs, intra, broken = {}, {}, []
@@ -63,7 +73,9 @@ def read_figures(stage: Path, benchmark: str, size: int) -> tuple[
     launched = {n for p in pairs for n in p} | set(intra)
     failed = sorted({n for kind, names in broken for n in names
                      if n not in launched or (kind == 'intra' and n not in intra)})
-    return pairs, intra, failed
+    failed_pairs = sorted({(min(names), max(names)) for kind, names in broken
+                           if kind == 'pair' and not set(names) & set(failed)})
+    return Figures(pairs, intra, failed, failed_pairs)
 
 
 class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
@@ -156,19 +168,21 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     def size(self) -> int:
         return self.message_size or (8 if FIGURES[self.benchmark][2] else 1 << 20)
 
-    def figures(self) -> tuple[dict[tuple[str, str], float], dict[str, float], list[str]]:
+    def figures(self) -> Figures:
         return read_figures(Path(self.stagedir), self.benchmark, self.size)
 
     def verdict(self) -> culprit.Verdict:
         _, unit, higher = FIGURES[self.benchmark]
-        pairs, intra, failed = self.figures()
+        got = self.figures()
+        pairs, intra, failed = got.pairs, got.intra, got.failed
         verdict = culprit.judge(self.benchmark, pairs, intra=intra, higher_is_worse=higher,
                                 tolerance=self.tolerance, unit=unit, failed=failed,
-                                groups=self.groups)
+                                failed_pairs=got.failed_pairs, groups=self.groups)
         (Path(self.stagedir) / 'fleet.json').write_text(json.dumps({
             'benchmark': self.benchmark, 'size': self.size, 'unit': unit,
             'pairs': {f'{a}+{b}': v for (a, b), v in pairs.items()}, 'intra': intra,
-            'failed': failed, 'baseline': verdict.baseline,
+            'failed': failed, 'failed_pairs': [f'{a}+{b}' for a, b in got.failed_pairs],
+            'baseline': verdict.baseline,
             'findings': [f.__dict__ for f in verdict.findings],
             'drain': verdict.drain_commands()}, indent=1, default=list))
         return verdict
@@ -177,11 +191,11 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     def every_node_launched(self):
         """Sanity: the launches printed OSU tables, and no node failed to launch (named);
         whether one is slow is judged after the figures are logged (:meth:`nothing_slow`)."""
-        pairs, intra, failed = self.figures()
-        if not pairs and not intra:
+        got = self.figures()
+        if not got.pairs and not got.intra:
             raise SanityError(f'no launch of the fleet printed an OSU table: see '
                               f'{self.stagedir}/*.out')
-        if failed:
+        if got.failed:
             verdict = self.verdict()
             raise SanityError('\n'.join(verdict.lines() + verdict.drain_commands()))
         return sn.assert_true(True)
@@ -201,7 +215,8 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     @run_before('performance')
     def name_each_figure(self):
         unit = FIGURES[self.benchmark][1]
-        pairs, intra, _ = self.figures()
+        got = self.figures()
+        pairs, intra = got.pairs, got.intra
         self.perf_variables = {
             **{f'{a}+{b}': sn.make_performance_function(sn.defer(v), unit)
                for (a, b), v in pairs.items()},
