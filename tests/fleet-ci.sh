@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fleet mode for real in CI (after README command 2): the mini-cluster grown to 4 nodes
 # (tests/cluster/down, OMB_CLUSTER_NODES=4 tests/cluster/up) and tests/test_e2e_fleet.py's
-# four cases, each one allocation of 4 nodes (healthy; node3's network slowed; the link
-# node1-node2 slowed; node2's CPU starved), with OSU built with Debian's Open MPI (OSU_ROOT,
+# cases, each one allocation of 4 nodes (healthy; node3's network slowed; the link
+# node1-node2 slowed; node2's CPU starved; the uplink between the two leaf switches of Slurm's
+# topology slowed), with OSU built with Debian's Open MPI (OSU_ROOT,
 # README command 1). Every case must run: a skip is a failure here. The cluster is left as it
 # was found (2 nodes, up) when this script found it up; one this script brings up it takes down.
 #

@@ -1,7 +1,9 @@
 """The fleet mode for real on a mini-cluster of 4 nodes (``OMB_CLUSTER_NODES=4
 tests/cluster/up``): OSU's latency between every pair of one allocation, with faults injected
 by tests/cluster/fault: healthy names nothing; a slow node's network names that node and no
-other; a slow link names the link and neither node; a CPU-starved node names that node. Each
+other; a slow link names the link and neither node; a CPU-starved node names that node; the pairs
+across the cluster's two leaf switches slowed, with the groups read from Slurm's topology,
+name the path between the groups and no node or link. Each
 in one allocation (``salloc -N 4``). Skipped, saying how, on a cluster of fewer nodes (CI's
 has two)."""
 
@@ -32,14 +34,14 @@ def four(cluster):
     subprocess.run([FAULT, 'clear'], check=False)
 
 
-def fleet(cluster: dict[str, str], work) -> tuple[str, float]:
+def fleet(cluster: dict[str, str], work, *options: str) -> tuple[str, float]:
     registry = local_registry(work, osu_root('OSU_ROOT'))
     start = time.time()
     out = subprocess.run(
         ['salloc', '-N', '4', '--exclusive', '-p', 'compute', REFRAME, '--nocolor',
          '-C', SETTINGS, '--mode', 'fleet', '--system', 'minicluster:alloc',
          '-p', '^system-openmpi$', '-n', 'OsuFleet%benchmark=osu_latency',
-         '--prefix', str(work / 'rfm'), '-r'],
+         '--prefix', str(work / 'rfm'), *options, '-r'],
         cwd=work, capture_output=True, text=True, timeout=900,
         env={**os.environ, **cluster, 'OMB_ENVIRONMENTS_FILE': str(registry),
              'OMB_RESULTS_DIR': str(work / 'results')})
@@ -52,18 +54,21 @@ def named(text: str) -> list[tuple[str, str]]:
     return re.findall(r'^\s+(node|link|group) (\S+): ', text, re.M)
 
 
-@pytest.mark.parametrize(('fault', 'expected'), [
-    ((), []),
-    (('slow-node', 'node3', '1mbit'), [('node', 'node3')]),
-    (('slow-link', 'node1', 'node2', '1mbit'), [('link', 'node1-node2')]),
-    (('starve', 'node2', '5'), [('node', 'node2')]),
-], ids=['healthy', 'slow-node', 'slow-link', 'starved'])
-def test_the_fleet_names_the_injected_fault_and_nothing_else(four, work, fault, expected):
+@pytest.mark.parametrize(('fault', 'options', 'expected'), [
+    ((), (), []),
+    (('slow-node', 'node3', '1mbit'), (), [('node', 'node3')]),
+    (('slow-link', 'node1', 'node2', '1mbit'), (), [('link', 'node1-node2')]),
+    (('starve', 'node2', '5'), (), [('node', 'node2')]),
+    # the groups are Slurm's leaf switches (tests/cluster/up: leaf1 node1,node2; leaf2 the rest)
+    (('slow-uplink', '1mbit'), ('-S', 'groups_from=slurm'), [('group', 'leaf1-leaf2')]),
+], ids=['healthy', 'slow-node', 'slow-link', 'starved', 'slow-uplink'])
+def test_the_fleet_names_the_injected_fault_and_nothing_else(four, work, fault, options,
+                                                             expected):
     subprocess.run([FAULT, 'clear'], check=True)
     if fault:
         subprocess.run([FAULT, *fault], check=True)
     try:
-        text, _ = fleet(four, work)
+        text, _ = fleet(four, work, *options)
     finally:
         subprocess.run([FAULT, 'clear'], check=True)
     assert 'Ran 1/1 test case(s)' in text, text[-4000:]

@@ -21,13 +21,14 @@ from importlib import resources
 from pathlib import Path
 
 import reframe as rfm
+import reframe.utility.osext as osext
 import reframe.utility.sanity as sn
 import reframe.utility.typecheck as typ
 from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import PerformanceError, SanityError
 
-from omb_suite.fleet import culprit, schedule
+from omb_suite.fleet import culprit, schedule, switches
 from omb_suite.launch.placements import srun_mpi_options
 from omb_suite.machine.topology import of_partition
 from omb_suite.osu import binaries
@@ -102,6 +103,9 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     #: Switch groups (node -> group, ``-S groups=nid001:leaf1,nid002:leaf1,...``), e.g. from
     #: ``scontrol show topology``: pairs within and across groups, a slow uplink named.
     groups = variable(typ.Dict[str, str], value={}, loggable=False)
+    #: ``slurm``: the groups are Slurm's leaf switches (``scontrol show topology``, read on
+    #: the ReFrame host at setup; a cluster without topology/tree is an error that says so).
+    groups_from = variable(str, value='', loggable=False)
     session_tag = variable(str, value='')
     mpi_family = variable(str, type(None), value=None)
     mpi_version = variable(str, type(None), value=None)
@@ -133,6 +137,19 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
             self.tolerance = float(partition.extras.get('fleet_tolerance', culprit.TOLERANCE))
         self.time_limit = max(300, round(2 * plan.wall_seconds))
         self.logger.info(f'{self.display_name} on {partition.fullname}: {self.fleet_plan}')
+
+    @run_after('setup')
+    def read_switch_groups(self):
+        if not self.groups_from:
+            return
+        if self.groups_from != 'slurm':
+            raise switches.TopologyError(f'-S groups_from={self.groups_from!r}: the one '
+                                         f'source known is slurm (scontrol show topology)')
+        done = osext.run_command('scontrol show topology', log=False)
+        if done.returncode != 0:
+            raise switches.TopologyError(f'scontrol show topology failed on the ReFrame '
+                                         f'host: {done.stderr.strip() or done.stdout.strip()}')
+        self.groups = {**switches.groups(done.stdout), **self.groups}
 
     @run_after('setup')
     def find_program(self):
