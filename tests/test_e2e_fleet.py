@@ -18,6 +18,8 @@ import pytest
 from rfm_helpers import REFRAME, REPO, SETTINGS, local_registry, osu_root
 
 FAULT = str(REPO / 'tests' / 'cluster' / 'fault')
+KILL = str(REPO / 'tests' / 'cluster' / 'kill-node')
+REVIVE = str(REPO / 'tests' / 'cluster' / 'revive-node')
 pytestmark = [pytest.mark.cluster, pytest.mark.e2e]
 
 
@@ -34,11 +36,15 @@ def four(cluster):
     subprocess.run([FAULT, 'clear'], check=False)
 
 
-def fleet(cluster: dict[str, str], work, *options: str) -> tuple[str, float]:
+def fleet(cluster: dict[str, str], work, *options: str, first: str = '') -> tuple[str, float]:
+    """One fleet run in one allocation of 4 nodes; ``first``: a command run inside the
+    allocation before ReFrame (the allocation is ``--no-kill``: it outlives a node)."""
     registry = local_registry(work, osu_root('OSU_ROOT'))
     start = time.time()
+    inside = ['bash', '-c', f'{first} && exec "$@"', 'fleet'] if first else []
     out = subprocess.run(
-        ['salloc', '-N', '4', '--exclusive', '-p', 'compute', REFRAME, '--nocolor',
+        ['salloc', '-N', '4', '--exclusive', '--no-kill', '-p', 'compute', *inside, REFRAME,
+         '--nocolor',
          '-C', SETTINGS, '--mode', 'fleet', '--system', 'minicluster:alloc',
          '-p', '^system-openmpi$', '-n', 'OsuFleet%benchmark=osu_latency',
          '--prefix', str(work / 'rfm'), *options, '-r'],
@@ -77,3 +83,14 @@ def test_the_fleet_names_the_injected_fault_and_nothing_else(four, work, fault, 
         assert f'scontrol update nodename={expected[0][1]} state=drain' in text
     if not expected:
         assert 'PASSED' in text, text[-4000:]
+
+
+def test_a_node_that_dies_in_the_allocation_is_named_failed_and_the_rest_judged(four, work):
+    try:
+        text, _ = fleet(four, work, first=f'{KILL} node4 --wait')
+    finally:
+        subprocess.run([REVIVE, 'node4'], check=False)
+    assert 'Ran 1/1 test case(s)' in text, text[-4000:]
+    assert 'failed node4: did not launch (not judged as slow)' in text, text[-4000:]
+    assert named(text) == [], text[-4000:]   # nothing slow among the three that ran
+    assert 'scontrol update nodename=node4 state=drain' in text
