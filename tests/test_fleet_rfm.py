@@ -97,3 +97,23 @@ def test_the_plan_is_said_before_the_run_and_one_node_is_refused(tmp_path):
     one = run_reframe(tmp_path, '--system', 'example-epyc-xl', '--mode', 'fleet',
                       '-S', 'fleet_nodes=1', '--dry-run', registry=registry)
     assert 'a fleet run needs 2 nodes or more to pair them' in one.stdout
+
+
+def test_a_budget_buys_the_rounds_that_fit_or_says_the_least_it_needs(tmp_path):
+    """1,024 nodes at 20 s a launch: one round 341 node-minutes, within each node 683."""
+    osu = str(fake_osu_tree(tmp_path / 'osu'))
+    registry = write_registry(tmp_path / 'environments.json', [
+        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
+         'osu_root': osu, 'osu_version': '7.4', 'source': 'system'}])
+    out = run_reframe(tmp_path, '--system', 'example-epyc-xl', '--mode', 'fleet',
+                      '-n', 'osu_latency', '-S', 'budget=2000', '--dry-run', registry=registry)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert 'budget 2000 node-minutes buys 3 of 1023 round(s)' in out.stdout
+    assert 'fleet of 1024 nodes: 3 round(s) of up to 512 pair(s) at once' in out.stdout
+    script = next(v for k, v in job_scripts(tmp_path).items() if 'OsuFleet' in k)
+    assert 'export OMB_FLEET_ROUNDS=3' in script
+    small = run_reframe(tmp_path, '--system', 'example-epyc-xl', '--mode', 'fleet',
+                        '-n', 'osu_latency', '-S', 'budget=10node-h', '--dry-run',
+                        registry=registry)
+    assert 'budget 600 node-minutes: one round of the fleet of 1024 nodes needs 1024' in \
+        small.stdout

@@ -59,7 +59,22 @@ def test_pairs_across_switch_groups():
 
 
 def test_nodes_sharing_one_machine_launch_one_at_a_time():
-    """The mini-cluster: 4 intra-node launches and 6 pairs, one after another."""
+    """The mini-cluster: 8 intra-node launches (each node twice) and 6 pairs, one after
+    another."""
     plan = schedule.plan(4, seconds_per_pair=10, intra_seconds=10, at_once=1)
-    assert plan.wall_seconds == 100
+    assert plan.wall_seconds == 140
     assert 'round(s) of up to 1 pair(s) at once' in plan.summary()
+
+
+def test_a_budget_buys_the_most_rounds_that_fit():
+    """1,024 nodes, 20 s a launch, 40 s within each node: a round costs 1024 x 20 / 60 =
+    341 node-minutes, the intra-node runs 683."""
+    every = schedule.plan(1024, 20, 40)
+    assert every.rounds == 1023
+    fitted = schedule.within(1024, 2000, 20, 40)
+    assert fitted.rounds == 3 and fitted.node_minutes <= 2000
+    assert schedule.plan(1024, 20, 40, 4).node_minutes > 2000
+    assert schedule.within(1024, 1000, 20, 40) is None       # not even one round
+    assert schedule.within(4, 10_000, 20, 40).rounds == 3     # all of them fit
+    assert schedule.within(1024, 10_000, 20, 40, max_rounds=2).rounds == 2
+    assert schedule.within(4, 7, 10, 10, at_once=1).rounds == 1   # 8 + 2 launches: 100 s x 4

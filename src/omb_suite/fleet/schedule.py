@@ -70,7 +70,9 @@ class Plan:
     @property
     def wall_seconds(self) -> float:
         if self.at_once:   # launches one batch after another
-            batches = math.ceil(self.nodes / self.at_once) + math.ceil(self.pairs / self.at_once)
+            # each node twice within itself, then the pairs
+            batches = (math.ceil(2 * self.nodes / self.at_once)
+                       + math.ceil(self.pairs / self.at_once))
             return batches * self.seconds_per_launch
         return self.intra_seconds + self.rounds * self.seconds_per_launch
 
@@ -88,9 +90,28 @@ class Plan:
 def plan(nodes: int, seconds_per_pair: float, intra_seconds: float = 0.0,
          max_rounds: int | None = None, at_once: int = 0) -> Plan:
     """The plan for ``nodes`` nodes: a round lasts one pair's run (the pairs run at once); the
-    intra-node runs of every node at once come first. ``at_once``: at most that many launches
-    at the same time (0: no limit)."""
+    intra-node runs of every node at once come first (``intra_seconds``: all of them, every
+    node's launches within itself). ``at_once``: at most that many launches at the same time
+    (0: no limit)."""
     names = [f'n{i}' for i in range(nodes)]
     done = rounds(names, max_rounds)
     return Plan(nodes, len(done), sum(map(len, done)), seconds_per_pair, intra_seconds,
                 at_once)
+
+
+def within(nodes: int, budget: float, seconds_per_pair: float, intra_seconds: float = 0.0,
+           max_rounds: int | None = None, at_once: int = 0) -> Plan | None:
+    """The plan with the most rounds (at most ``max_rounds``, else all) whose node-minutes fit
+    ``budget``; ``None`` when not even one round fits."""
+    def fits(k: int) -> Plan | None:
+        got = plan(nodes, seconds_per_pair, intra_seconds, k, at_once)
+        return got if got.node_minutes <= budget else None
+
+    full = plan(nodes, seconds_per_pair, intra_seconds, max_rounds, at_once)
+    if full.node_minutes <= budget:
+        return full
+    lo, hi = 0, full.rounds   # node-minutes grow with the rounds: the most that fit
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return fits(lo) if lo else None

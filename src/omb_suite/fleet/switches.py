@@ -1,8 +1,9 @@
 """Switch groups from Slurm's own topology: ``scontrol show topology`` (topology/tree).
 
-Each leaf switch (a switch line with ``Nodes=`` and no ``Switches=``) is a group: its nodes share it, and a pair
-of nodes under two leaves crosses an uplink. The node lists are Slurm hostlist expressions
-(``nid[001-004,010],login1``), expanded here as Slurm does for the forms topology.conf uses.
+Each leaf switch (a switch line with ``Nodes=`` and no ``Switches=``) is a group: its nodes
+share it, and a pair of nodes under two leaves crosses an uplink. The node lists are Slurm
+hostlist expressions (``nid[001-004,010],login1``), expanded here as Slurm does for the forms
+topology.conf uses.
 """
 
 from __future__ import annotations

@@ -61,13 +61,13 @@ if (( ${#nodes[@]} < 2 )); then
 fi
 start=$SECONDS
 # twice each: one launch's figure within a node moves with the machine's other work
-for rep in 1 2; do
+for rep in 1 2; do   # one after the other: a node's two launches never share it
   for node in "${nodes[@]}"; do
     throttle
     launch "$OMB_FLEET_INTRA" "$node" "intra+${node}+${rep}.out" "$@" &
   done
+  wait
 done
-wait
 echo "fleet: intra-node runs done in $((SECONDS - start)) s"
 rounds "${nodes[@]}" > rounds.txt
 r=0

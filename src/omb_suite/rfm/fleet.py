@@ -28,6 +28,7 @@ from reframe.core.backends import getlauncher
 from reframe.core.builtins import run_after, run_before, sanity_function, variable
 from reframe.core.exceptions import PerformanceError, SanityError
 
+from omb_suite.cost import budget as costbudget
 from omb_suite.fleet import culprit, schedule, switches
 from omb_suite.launch.placements import srun_mpi_options
 from omb_suite.machine.topology import of_partition
@@ -100,6 +101,9 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     warmup = variable(int, value=100)
     #: Seconds one launch is predicted to take (a round lasts one launch): the plan's wall time.
     seconds_per_launch = variable(float, value=20.0)
+    #: Node-minutes the run may hold (``-S budget=600`` or ``10node-h``, as for every mode):
+    #: the most rounds that fit, said; none fitting is a skip naming the least budget.
+    budget = variable(str, value='', loggable=False)
     #: Switch groups (node -> group, ``-S groups=nid001:leaf1,nid002:leaf1,...``), e.g. from
     #: ``scontrol show topology``: pairs within and across groups, a slow uplink named.
     groups = variable(typ.Dict[str, str], value={}, loggable=False)
@@ -130,8 +134,23 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
         self.environ_modules = environ_modules(self)
         # nodes that share one machine's cores (the mini-cluster) launch one at a time
         self.at_once = 1 if int(partition.extras.get('nodes_per_machine', 1)) > 1 else 0
-        plan = schedule.plan(nodes, self.seconds_per_launch, self.seconds_per_launch,
-                             self.fleet_rounds, at_once=self.at_once)
+        # each node twice within itself (one launch after the other), then the rounds
+        intra = 2 * self.seconds_per_launch
+        plan = schedule.plan(nodes, self.seconds_per_launch, intra, self.fleet_rounds,
+                             at_once=self.at_once)
+        if self.budget:
+            budget = costbudget.parse(self.budget)
+            fitted = schedule.within(nodes, budget, self.seconds_per_launch, intra,
+                                     self.fleet_rounds, at_once=self.at_once)
+            least = schedule.plan(nodes, self.seconds_per_launch, intra, 1, self.at_once)
+            self.skip_if(fitted is None, f'budget {budget:g} node-minutes: one round of the '
+                         f'fleet of {nodes} nodes needs {least.node_minutes:.0f} '
+                         f'({least.summary()})')
+            if fitted.rounds < plan.rounds:
+                self.logger.info(f'{self.display_name}: budget {budget:g} node-minutes buys '
+                                 f'{fitted.rounds} of {plan.rounds} round(s)')
+            plan = fitted
+            self.fleet_rounds = plan.rounds
         self.fleet_plan = plan.summary()
         if self.tolerance is None:
             self.tolerance = float(partition.extras.get('fleet_tolerance', culprit.TOLERANCE))
