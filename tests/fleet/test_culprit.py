@@ -94,6 +94,17 @@ def test_a_slow_uplink_between_two_switch_groups_names_the_groups_not_the_nodes(
     assert [(f.kind, f.name) for f in verdict.findings] == [('group', 'leaf1-leaf2')]
 
 
+def test_a_slow_uplink_is_named_against_the_fleets_own_baseline_too():
+    """As measured on the 4-node mini-cluster (pairs across 384 us, within 15-21 us): half of
+    every node's pairs are slow, so the baseline comes from the pairs within each group."""
+    groups = {'node1': 'leaf1', 'node2': 'leaf1', 'node3': 'leaf2', 'node4': 'leaf2'}
+    cross = {p: 360.0 for p in combinations(NODES, 2) if groups[p[0]] != groups[p[1]]}
+    verdict = culprit.judge('osu_latency', fleet(slow_links=cross), groups=groups, unit='us',
+                            intra=intra(), tolerance=5.0)
+    assert verdict.baseline < 2 * LATENCY
+    assert [(f.kind, f.name) for f in verdict.findings] == [('group', 'leaf1-leaf2')]
+
+
 def test_a_tolerance_of_one_or_less_is_refused():
     with pytest.raises(ValueError, match='a factor above 1'):
         culprit.judge('osu_latency', fleet(), tolerance=1.0)

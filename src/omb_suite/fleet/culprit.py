@@ -1,7 +1,8 @@
 """The culprit named from a fleet run's figures: which node, link or switch group is slow.
 
 Each figure is judged against the fleet's own (the median over nodes of the median of each
-node's better half of pairs: a slow node or link moves its own pairs, not that baseline), or
+node's better half of pairs, of its pairs within its switch group where groups are given: a
+slow node, link or uplink moves its own pairs, not that baseline), or
 against a reference where the site gives one. A pair is slow beyond ``tolerance`` (its
 figure that many times worse). Then, in this order, each explaining what it can:
 
@@ -109,7 +110,13 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
         ranked = sorted(values, reverse=not higher_is_worse)
         return median(ranked[:math.ceil(len(ranked) / 2)])
 
-    per_node = [better_half([pairs[p] for p in of[n]]) for n in nodes if of[n]]
+    def own(n: str) -> list[Pair]:
+        """The pairs a node's baseline comes from: within its switch group where groups are
+        given and it has any there (a slow uplink slows half of every node's pairs), else all."""
+        inside = [p for p in of[n] if groups and not across(p, groups)]
+        return inside or of[n]
+
+    per_node = [better_half([pairs[p] for p in own(n)]) for n in nodes if of[n]]
     base = reference if reference is not None else (
         median(per_node) if len(nodes) > 2 and per_node else None)
     verdict = Verdict(benchmark, unit, base, failed=failed)
