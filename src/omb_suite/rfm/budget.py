@@ -131,7 +131,7 @@ def _winners(cases: list) -> set[tuple[str, str]]:
         if (str(directory), case.environ.name) in seen:
             continue
         seen.add((str(directory), case.environ.name))
-        for row in cost.perflog_rows(directory):
+        for row in cost.partition_records(directory):
             alg = row.get('algorithm')
             if (row.get('environ') != case.environ.name or not alg or row.get('result') != 'pass'
                     or row.get('perf_unit') != 'us'):

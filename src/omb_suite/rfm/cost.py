@@ -61,7 +61,7 @@ _MODELS: dict[str, costmodel.PerfModel] = {}
 
 
 @functools.cache
-def perflog_rows(directory: Path) -> list[dict]:
+def partition_records(directory: Path) -> list[dict]:
     """Every record of a partition's perflogs, read once per process (each environment
     takes its own; a session writes none of an environment before its first test)."""
     rows: list[dict] = []
@@ -84,7 +84,7 @@ def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
     key = f'{part.fullname}+{env}'
     if key not in _MODELS:
         model = costmodel.model_for(part.extras)
-        rows = [r for r in perflog_rows(test.perflog_location()) if r.get('environ') == env]
+        rows = [r for r in partition_records(test.perflog_location()) if r.get('environ') == env]
         if rows:
             topo = test.topology
             model = costfit.fit(rows, model, cores_per_node=topo.cores_per_node,

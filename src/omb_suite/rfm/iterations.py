@@ -35,7 +35,7 @@ from omb_suite.rfm.cost import partition_model
 _ROWS: dict[Path, dict[tuple[str, str], list[dict[str, str]]]] = {}
 
 
-def perflog_rows(path: Path, name: str, environ: str) -> list[dict[str, str]]:
+def passing_records(path: Path, name: str, environ: str) -> list[dict[str, str]]:
     """The passing records of one test and environment in a perflog and in its rotated
     older formats (``.log.h0``...: ReFrame rotates a perflog when its columns change; their
     records without ``iterations`` ran with OSU's defaults unless set by hand), oldest file
@@ -105,7 +105,7 @@ class FromHistory(rfm.RegressionTestPlugin):
     def size_history(self) -> list[iterations.SizeHistory]:
         """Each reported size's earlier passing values and the ``-i`` they ran with."""
         metric = catalogue.get(self.benchmark).metrics[:1]
-        rows = perflog_rows(self.perflog_location() / f'{type(self).__name__}.log', self.name,
+        rows = passing_records(self.perflog_location() / f'{type(self).__name__}.log', self.name,
                             self.current_environ.name)
         out = []
         for size in self.reported_sizes() if metric else []:
