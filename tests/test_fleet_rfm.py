@@ -81,11 +81,16 @@ def test_a_pair_that_printed_no_table_while_both_nodes_ran_is_a_failed_link(tmp_
     assert len(got.pairs) == 5 and len(got.intra) == 4
 
 
-def test_the_plan_is_said_before_the_run_and_one_node_is_refused(tmp_path):
+def _registry(tmp_path):
+    """One Open MPI environment with a stand-in OSU tree (dry runs only)."""
     osu = str(fake_osu_tree(tmp_path / 'osu'))
-    registry = write_registry(tmp_path / 'environments.json', [
+    return write_registry(tmp_path / 'environments.json', [
         {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
          'osu_root': osu, 'osu_version': '7.4', 'source': 'system'}])
+
+
+def test_the_plan_is_said_before_the_run_and_one_node_is_refused(tmp_path):
+    registry = _registry(tmp_path)
     out = run_reframe(tmp_path, '--system', 'example-epyc-xl', '--mode', 'fleet',
                       '-S', 'fleet_rounds=3', '--dry-run', registry=registry)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
@@ -101,10 +106,7 @@ def test_the_plan_is_said_before_the_run_and_one_node_is_refused(tmp_path):
 
 def test_a_budget_buys_the_rounds_that_fit_or_says_the_least_it_needs(tmp_path):
     """1,024 nodes at 20 s a launch: one round 341 node-minutes, within each node 683."""
-    osu = str(fake_osu_tree(tmp_path / 'osu'))
-    registry = write_registry(tmp_path / 'environments.json', [
-        {'name': 'test-openmpi', 'mpi_family': 'openmpi', 'mpi_version': '4.1.4',
-         'osu_root': osu, 'osu_version': '7.4', 'source': 'system'}])
+    registry = _registry(tmp_path)
     out = run_reframe(tmp_path, '--system', 'example-epyc-xl', '--mode', 'fleet',
                       '-n', 'osu_latency', '-S', 'budget=2000', '--dry-run', registry=registry)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]

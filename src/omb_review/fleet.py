@@ -23,6 +23,10 @@ HIGHER_IS_WORSE = {'us': True, 'MB/s': False}
 LOG_NAME = 'OsuFleet.log'
 
 
+def _higher_is_worse(unit: str) -> bool:
+    return HIGHER_IS_WORSE.get(unit, True)
+
+
 @dataclass
 class Run:
     """One fleet job's figures of one benchmark and their verdict."""
@@ -39,7 +43,7 @@ class Run:
 
     @property
     def higher_is_worse(self) -> bool:
-        return HIGHER_IS_WORSE.get(self.unit, True)
+        return _higher_is_worse(self.unit)
 
     @property
     def nodes(self) -> list[str]:
@@ -77,7 +81,7 @@ def runs(root: Path, tolerance: float | None = None,
                     intra[var] = float(value)
             benchmark = str(job['benchmark'][0])
             verdict = culprit.judge(benchmark, pairs, intra=intra, unit=unit,
-                                    higher_is_worse=HIGHER_IS_WORSE.get(unit, True),
+                                    higher_is_worse=_higher_is_worse(unit),
                                     tolerance=factor)
             out.append(Run(where, str(job['environ'][0]), str(latest), benchmark, unit, factor,
                            pairs, intra, verdict))

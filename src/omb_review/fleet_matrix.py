@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import html
 import math
-from statistics import median
 
 from omb_review.fleet import Run
+from omb_suite.fleet import culprit
 
 #: Largest fleet drawn as a matrix.
 MAX_NODES = 48
@@ -24,10 +24,11 @@ def _esc(x: object) -> str:
 
 
 def ratio(run: Run, value: float, base: float | None) -> float | None:
-    """How many times worse than ``base`` the figure is (above 1: worse)."""
+    """How many times worse than ``base`` the figure is (above 1: worse; ``None`` without a
+    base)."""
     if not base or not value:
         return None
-    return value / base if run.higher_is_worse else base / value
+    return culprit.worse(value, base, run.higher_is_worse)
 
 
 def shade(r: float | None, tolerance: float) -> str:
@@ -56,7 +57,7 @@ def matrix(run: Run) -> str:
     if len(nodes) > MAX_NODES:
         return (f"<p class='muted'>{len(nodes)} nodes: the matrix is drawn up to {MAX_NODES}; "
                 f"the verdict above lists the slow pairs (omb-review fleet prints them).</p>")
-    own_base = median(run.intra.values()) if len(run.intra) > 2 else None
+    own_base = run.verdict.intra_baseline
     head = "".join(f"<th>{_esc(n)}</th>" for n in nodes)
     rows = []
     for a in nodes:

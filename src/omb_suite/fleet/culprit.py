@@ -52,6 +52,8 @@ class Verdict:
     findings: list[Finding] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: The figure a node within itself is judged against (``None``: fewer than 3 nodes).
+    intra_baseline: float | None = None
 
     def named(self, kind: str) -> list[str]:
         return [f.name for f in self.findings if f.kind == kind]
@@ -81,6 +83,11 @@ class Verdict:
         return out + self.notes
 
 
+def worse(value: float, base: float, higher_is_worse: bool = True) -> float:
+    """How many times worse than ``base`` a figure is (above 1: worse)."""
+    return value / base if higher_is_worse else base / value
+
+
 def _key(a: str, b: str) -> Pair:
     return (a, b) if a <= b else (b, a)
 
@@ -103,8 +110,8 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
     nodes = sorted({n for p in pairs for n in p} | set(intra))
     of = {n: [p for p in pairs if n in p] for n in nodes}
 
-    def worse(value: float, base: float) -> float:
-        return value / base if higher_is_worse else base / value
+    def times(value: float, base: float) -> float:
+        return worse(value, base, higher_is_worse)
 
     def better_half(values: list[float]) -> float:
         ranked = sorted(values, reverse=not higher_is_worse)
@@ -123,10 +130,10 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
     if base is None and pairs:
         verdict.notes.append(f'  {len(nodes)} node(s): a pair has no other to be compared with; '
                              f'give a reference (the references of OsuPt2Pt inter_node)')
-    slow = {p for p, v in pairs.items() if base and worse(v, base) > tolerance}
+    slow = {p for p, v in pairs.items() if base and times(v, base) > tolerance}
 
     def fig(p: Pair) -> str:
-        return f'{p[0]}-{p[1]} {pairs[p]:.4g} {unit} (x{worse(pairs[p], base):.1f})'
+        return f'{p[0]}-{p[1]} {pairs[p]:.4g} {unit} (x{times(pairs[p], base):.1f})'
 
     explained: set[Pair] = set()
     # 1. switch groups
@@ -149,11 +156,12 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
     # 2. nodes
     intra_base = intra_reference if intra_reference is not None else (
         median(intra.values()) if len(intra) > 2 else None)
+    verdict.intra_baseline = intra_base
     for n in nodes:
         mine = [p for p in of[n] if p not in explained]
         bad = [p for p in mine if p in slow]
         own = intra.get(n)
-        own_ratio = worse(own, intra_base) if intra_base and own is not None else 1.0
+        own_ratio = times(own, intra_base) if intra_base and own is not None else 1.0
         own_slow = own_ratio > tolerance
         if own_slow or (len(bad) >= max(2, math.ceil(NODE_SHARE * len(mine)))):
             # slower within itself too (beyond the square root of the tolerance): the node
@@ -171,7 +179,7 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
                         + ', '.join(fig(p) for p in bad)] if bad else []
             if own is not None and intra_base:
                 evidence.append(f'within itself {own:.4g} {unit} against the fleet\'s '
-                                f'{intra_base:.4g} (x{worse(own, intra_base):.1f})')
+                                f'{intra_base:.4g} (x{times(own, intra_base):.1f})')
             verdict.findings.append(Finding('node', n, why, tuple(evidence)))
             explained |= set(mine) & slow
     # 3. links: failed, then slow
