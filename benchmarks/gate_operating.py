@@ -43,7 +43,7 @@ from pathlib import Path
 import polars as pl
 
 from omb_review import gate
-from omb_review.check import check
+from omb_review.check import EXIT_SHARED, check
 from omb_review.detect import Settings
 from omb_review.ingest import load
 
@@ -64,6 +64,7 @@ class Session:
     seconds: float
     frame: pl.DataFrame  # its records, time relative to its first record (us)
     system: str
+    changed: str = ""  # the environment a regression is in (others beside it: its canaries)
 
     @property
     def quiet(self) -> bool:
@@ -101,7 +102,7 @@ def read(paths: list[Path], tmp: Path) -> list[Session]:
             out.append(Session(info["tag"], info["label"], info.get("expect", []),
                                info.get("regression", ""), info.get("seconds", 0.0),
                                part.with_columns(offset=(pl.col("time") - t0)),
-                               str(part["system"][0])))
+                               str(part["system"][0]), info.get("changed", "")))
     return sorted(out, key=lambda s: s.frame["time"].min())
 
 
@@ -141,23 +142,32 @@ def _curve(keys: dict) -> pl.Expr:
     return hit
 
 
+def _position(keys: dict) -> dict:
+    """The curve's keys but its library: the curve and its canaries (the same curve of the other
+    libraries of the sessions, omb_review.canary)."""
+    return {k: v for k, v in keys.items() if k != "lineage"}
+
+
 def inject(frame: pl.DataFrame, keys: dict, perf_vars: list[str], factor: float) -> pl.DataFrame:
-    """The curve's records alone (its verdict depends on nothing else), ``perf_vars`` scaled."""
-    hit = pl.col("perf_var").cast(pl.String).is_in(perf_vars)
-    return frame.filter(_curve(keys)).with_columns(
+    """The curve's records and its canaries' (its verdict depends on nothing else), the curve's
+    ``perf_vars`` scaled."""
+    hit = pl.col("perf_var").cast(pl.String).is_in(perf_vars) & _curve(keys)
+    return frame.filter(_curve(_position(keys))).with_columns(
         value=pl.when(hit).then(pl.col("value") * factor).otherwise(pl.col("value")))
 
 
 def only(sessions: list[Session], keys: dict) -> list[Session]:
     return [Session(s.tag, s.label, s.expect, s.regression, s.seconds,
-                    s.frame.filter(_curve(keys)), s.system) for s in sessions]
+                    s.frame.filter(_curve(_position(keys))), s.system) for s in sessions]
 
 
-def _named(out, keys: dict, benchmarks: list[str] | None = None) -> bool:
+def _named(out, keys: dict, benchmarks: list[str] | None = None, changed: str = "") -> bool:
     """Whether a regression finding names this curve (or, with ``benchmarks``, any of them;
-    an empty list: any finding)."""
+    an empty list: any finding; with ``changed``, of that environment's lineage)."""
     for f in out.regressions():
         k = f.keys
+        if changed and str(k.get("lineage")) != changed:
+            continue
         if benchmarks is not None:
             if not benchmarks or str(k.get("benchmark")) in benchmarks:
                 return True
@@ -174,7 +184,7 @@ def _rate(hits: int, n: int) -> str:
 def nightly(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str]:
     s = SETTINGS
     first = s.min_baseline + s.confirm
-    lines, fa, busy, judged = [], 0, 0, 0
+    lines, fa, busy, shared, judged = [], 0, 0, 0, 0
     names: dict[str, int] = {}
     for i in range(first, len(aa) + 1):
         out = judge(night(aa[:i]))
@@ -184,8 +194,10 @@ def nightly(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str
             for f in out.regressions():
                 names[f.curve] = names.get(f.curve, 0) + 1
         busy += out.code == 3
+        shared += out.code == EXIT_SHARED
     lines.append(f"nightly A/A: false alarms {_rate(fa, judged)} of nights; not judgeable "
-                 f"(node busy, exit 3) {busy}")
+                 f"(node busy, exit 3) {busy}; said as the machine's (every library moved, "
+                 f"exit {EXIT_SHARED}) {shared}")
     lines += [f"    named: {c} ({n} nights)" for c, n in sorted(names.items())]
     points = _points(len(aa), first, args.positions)
     calm = [i for i, s in enumerate(aa) if s.quiet]  # the nights the gate can judge
@@ -195,8 +207,9 @@ def nightly(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str
         for p in points:
             first_out = judge(night([*aa[:p], reg[0]]))
             second_out = judge(night([*aa[:p], *reg[:2]])) if len(reg) > 1 else first_out
-            found1 += _named(first_out, {}, reg[0].expect)
-            found2 += _named(first_out, {}, reg[0].expect) or _named(second_out, {}, reg[0].expect)
+            found1 += _named(first_out, {}, reg[0].expect, reg[0].changed)
+            found2 += (_named(first_out, {}, reg[0].expect, reg[0].changed)
+                       or _named(second_out, {}, reg[0].expect, reg[0].changed))
             elsewhere |= {str(f.keys.get("benchmark")) for f in second_out.regressions()
                           if str(f.keys.get("benchmark")) not in reg[0].expect}
         lines.append(f"nightly, real regression {name} ({reg[0].regression}): found on night 1 "
@@ -264,7 +277,7 @@ def upgrade(aa: list[Session], regs: dict[str, list[Session]], args) -> list[str
         if len(reg) < 2:
             continue
         found = sum(_named(judge(night([*aa[j:j + 3], *reg[:2]]), DAY0 + timedelta(days=3)),
-                           {}, reg[0].expect) for j in starts)
+                           {}, reg[0].expect, reg[0].changed) for j in starts)
         lines.append(f"upgrade, real regression {name}: found {_rate(found, len(starts))}")
     curves = _curves(night(aa))[:: 3 if args.quick else 1]
     for kind, step in UPGRADE_STEP.items():

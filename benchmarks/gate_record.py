@@ -1,7 +1,8 @@
 """Record labelled sessions of the suite for the gate's benchmark (benchmarks/gate_operating.py).
 
     python benchmarks/gate_record.py OUT --set NAME --sessions N [--label aa|regression]
-        [--regression WHAT] [--expect BENCH,...] [--env VAR=VALUE ...] [--background N]
+        [--regression WHAT] [--expect BENCH,...] [--changed ENVIRON] [--env VAR=VALUE ...]
+        [--background N]
         [--reruns 2] [-C FILE ...] [--system local] [--alloc CMD] [-- REFRAME OPTIONS...]
 
 Each session is one ``reframe -C ... -c reframe/checks --system SYSTEM -r --reruns R`` of the
@@ -9,13 +10,14 @@ verdict set (every test R+1 times, interleaved: one session gives a distribution
 ``session_tag=NAME-<i>``, its perflogs in ``OUT/NAME`` (``OMB_RESULTS_DIR``). ``--env``
 exports variables to the session (a real regression: ``OMPI_MCA_btl=self,tcp``); with
 ``--background N`` N busy loops run beside it (a loaded machine). ``OUT/NAME/sessions.jsonl``
-keeps one line per session: its tag, label, the regression and the benchmarks it is expected
-to move, the variables, the background load, start and end, and the load average before and
-after (what the node was doing). ``--alloc``: each session is one allocation ReFrame runs
-in, as ``scripts/cluster-ci.sh``'s ``OMB_ALLOC`` (the mini-cluster: ``source
-tests/cluster/env.sh`` first, then ``--system minicluster:alloc --alloc 'salloc -N 2
---exclusive -p compute'``; its tests run one after another, ``--exec-policy serial``).
-Nothing recorded is edited afterwards.
+keeps one line per session: its tag, label, the regression, the benchmarks it is expected
+to move and the environment it changes (``--changed``, where the session measures others
+beside it: they are its canaries), the variables, the background load, start and end, and
+the load average before and after (what the node was doing). ``--alloc``: each session is
+one allocation ReFrame runs in, as ``scripts/cluster-ci.sh``'s ``OMB_ALLOC`` (the
+mini-cluster: ``source tests/cluster/env.sh`` first, then ``--system minicluster:alloc
+--alloc 'salloc -N 2 --exclusive -p compute'``; its tests run one after another,
+``--exec-policy serial``). Nothing recorded is edited afterwards.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ def main() -> int:
     p.add_argument('--label', choices=('aa', 'regression'), default='aa')
     p.add_argument('--regression', default='', help='what was changed (a name)')
     p.add_argument('--expect', default='', help='benchmarks the change should move (a,b)')
+    p.add_argument('--changed', default='', metavar='ENVIRON',
+                   help='the environment the change is in, where others run beside it')
     p.add_argument('--env', action='append', default=[], metavar='VAR=VALUE')
     p.add_argument('--background', type=int, default=0, help='busy loops beside each session')
     p.add_argument('--reruns', type=int, default=2)
@@ -108,7 +112,8 @@ def main() -> int:
         for loop in loops:
             loop.kill()
         line = {'tag': tag, 'label': args.label, 'regression': args.regression,
-                'expect': [b for b in args.expect.split(',') if b], 'env': args.env,
+                'expect': [b for b in args.expect.split(',') if b], 'changed': args.changed,
+                'env': args.env,
                 'background': args.background, 'reruns': args.reruns, 'system': args.system,
                 'start': start.isoformat(), 'end': datetime.now(timezone.utc).isoformat(),
                 'seconds': round(time.monotonic() - t0, 1), 'load_before': before,

@@ -17,6 +17,7 @@ EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 EXIT_NOTHING_JUDGED = 3  # every series insufficient: the gate could say nothing
 EXIT_NEW_SERIES = 4  # series of the judged session without a baseline: not judged, not a pass
+EXIT_SHARED = 5  # worse with every other library of its sessions: the machine's (canary.py)
 
 
 @dataclass
@@ -47,6 +48,11 @@ def verdict_code(results: list[gate.SeriesResult], allow_empty: bool,
     counts = gate_output.counts(results)
     if counts["regression"]:
         return EXIT_REGRESSION, []
+    if counts["shared"]:
+        return EXIT_SHARED, [
+            f"omb-review check: {counts['shared']} series moved with the other libraries of "
+            f"their sessions (SHARED above): the machine or the system, not a library; this is "
+            f"not a pass; exit {EXIT_SHARED}"]
     if counts["insufficient"] == len(results):
         busy = sum(r.busy_latest > 0 for r in results)
         what = (f"no series judged ({len(results)} series, none with a baseline and latest "

@@ -96,6 +96,9 @@ def _gate_options(p: argparse.ArgumentParser) -> None:
                    help="threshold for series whose name matches the shell pattern (repeatable; "
                    "last match wins)")
     g.add_argument("--alpha", type=float, default=0.01, help="Mann-Whitney significance (0.01)")
+    g.add_argument("--no-canary", action="store_false", dest="canary",
+                   help="judge each library alone: a change every other library of the same "
+                   "sessions shares is otherwise SHARED (the machine's), not a regression")
     g.add_argument("--fdr", action="store_true",
                    help="alpha bounds the false discovery rate over all series (Benjamini-"
                    "Hochberg) instead of each series' false-alarm rate: for noisy machines and "
@@ -246,7 +249,7 @@ def _load(args) -> Dataset:
 def _settings(args) -> Settings:
     return Settings(threshold=args.threshold, alpha=args.alpha,
                     baseline_runs=args.baseline_runs, fdr=args.fdr, confirm=args.confirm,
-                    min_sizes=args.min_sizes, z_session=args.z_session)
+                    min_sizes=args.min_sizes, z_session=args.z_session, canary=args.canary)
 
 
 def _windows(args) -> gate.Windows:

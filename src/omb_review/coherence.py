@@ -113,7 +113,7 @@ def coherent(results: list[SeriesResult], s: Settings) -> None:
         figure = {r.verdict.status for r in figures}  # what the curve's figures say
         for members in sized.values():
             need = min(s.min_sizes, len(members))
-            _promote(members, max(need - bool(figure - {"ok"}), 1), s)
+            _promote(members, max(need - bool(figure - {"ok", "shared"}), 1), s)
             keep_reg = _keep(members, ("regression",), need, "regression" in figure)
             keep_worse = _keep(members, WORSE, need, bool(figure & set(WORSE)))
             keep_better = _keep(members, ("improvement",), need, "improvement" in figure)

@@ -45,6 +45,7 @@ class Settings:
     min_sizes: int = 2  # adjacent message sizes a verdict must hold over (coherence)
     z_session: float = 3.0  # a judged session is worse beyond this many noise sigmas (gate)
     short_baseline: float = 3.0  # z_session widened by sqrt(1 + this / baseline sessions)
+    canary: bool = True  # the other libraries of a session as each one's canary (canary.py)
 
 
 def noise(y: np.ndarray) -> float:
@@ -105,7 +106,7 @@ def change_points(y: np.ndarray, s: Settings) -> list[tuple[int, float]]:
 class Verdict:
     """Outcome of the gate for one series (oriented: positive ``change`` = worse)."""
 
-    status: str  # regression | improvement | ok | insufficient
+    status: str  # regression | watch | shared | improvement | ok | insufficient
     change: float = 0.0
     p_value: float = 1.0
     method: str = ""

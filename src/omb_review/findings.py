@@ -24,7 +24,7 @@ from .series import SERIES_KEYS, curve_label
 #: Series keys that do not belong to the curve: the variable carries the size.
 PER_SIZE_KEYS = ("perf_var", "unit")
 CURVE_KEYS = tuple(k for k in SERIES_KEYS if k not in PER_SIZE_KEYS)
-STATUS_ORDER = {"regression": 0, "watch": 1, "improvement": 2}
+STATUS_ORDER = {"regression": 0, "watch": 1, "shared": 2, "improvement": 3}
 _UNITS = ((2**20, "MiB"), (2**10, "KiB"))
 
 

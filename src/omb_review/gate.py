@@ -51,8 +51,9 @@ from .series import SERIES_KEYS, grouped, label, threshold_for, worse_when
 
 #: Run attributes a verdict reports per window: what software was judged.
 SOFTWARE = ("environ", "mpi_version", "osu_version")
-#: Order of the statuses in the gate's output (``watch``: worse in too few sessions yet).
-ORDER = {"regression": 0, "watch": 1, "improvement": 2, "ok": 3, "insufficient": 4}
+#: Order of the statuses in the gate's output (``watch``: worse in too few sessions yet;
+#: ``shared``: worse with the other libraries of its sessions, :mod:`.canary`).
+ORDER = {"regression": 0, "watch": 1, "shared": 2, "improvement": 3, "ok": 4, "insufficient": 5}
 
 
 @dataclass
@@ -368,6 +369,7 @@ def run(
     frame: pl.DataFrame, w: Windows, s: Settings, overrides: list[tuple[str, float]]
 ) -> list[SeriesResult]:
     """Judge every series of ``frame``; regressions first, largest change first."""
+    from .canary import shared
     from .coherence import coherent
 
     series = runs(frame)
@@ -379,6 +381,8 @@ def run(
     if s.fdr:
         control_fdr(results, s.alpha)
     coherent(results, s)
+    if s.canary and shared(results, s, w.session_gap):
+        coherent(results, s)  # a run of sizes a shared size broke is judged again
     return sorted(results, key=lambda r: (ORDER[r.verdict.status], -r.verdict.change))
 
 

@@ -13,7 +13,7 @@ from .gate import SeriesResult
 from .problem import Problem
 
 EXAMPLES = 3  # series named per reason a series was not judged
-STATUSES = ("regression", "watch", "improvement", "ok", "insufficient")
+STATUSES = ("regression", "watch", "shared", "improvement", "ok", "insufficient")
 
 
 def finding_lines(f: Finding) -> list[str]:
@@ -110,6 +110,16 @@ def report(results: list[SeriesResult], found: list[Finding], show: int,
         lines.append(f"WATCH {len(watch)} curves are worse in their last session only ({s.confirm} "
                      "sessions confirm a regression): not a failure yet; the next session "
                      "confirms or clears them")
+    shared = [f for f in found if f.status == "shared"]
+    for f in shared[:show]:
+        lines += finding_lines(f)
+    if shared:
+        lineages = sorted({str(f.keys.get("lineage")) for f in shared})
+        lines.append(f"SHARED {len(shared)} curves ({', '.join(lineages)}) moved with the other "
+                     "libraries measured in the same sessions: the machine or the system "
+                     "changed (kernel, firmware, a shared library, a neighbour), not one MPI "
+                     "library. Not a library's regression and not a pass: find what changed "
+                     "on the nodes, or run the sessions again")
     return lines + new_series(results, s) + not_judged(results)
 
 
