@@ -51,3 +51,12 @@ def test_a_failed_build_stops_the_job_saying_so(tmp_path):
     assert out.returncode == 1 and 'ran on' not in out.stdout
     assert f'omb: building bad in {where} failed' in out.stderr
     assert not Path(where / 'bad').exists()
+
+
+def test_a_cache_the_node_cannot_see_stops_the_job_saying_where_to_put_it(tmp_path):
+    where = tmp_path / 'not-shared'  # stocked on the ReFrame host, absent on this node
+    line = build_cache.build_command(where, 'hello.c', 'hello', 'cc', ['-O2'])
+    out = subprocess.run(['sh', '-c', f'{line}; echo ran on'], capture_output=True, text=True)
+    assert out.returncode == 1 and 'ran on' not in out.stdout
+    assert f'omb: the build cache {where} is not on ' in out.stderr
+    assert '-S build_cache=DIR on a file system the compute nodes share' in out.stderr

@@ -46,10 +46,15 @@ def stock(where: Path, source: Path) -> None:
 def build_command(where: Path, source_name: str, program: str, compiler: str,
                   flags: list[str], libs: list[str] | None = None) -> str:
     """The job's shell line: build ``program`` in ``where`` unless it is there (``libs``
-    linked after the source); a failed build stops the job saying so."""
+    linked after the source); a failed build stops the job saying so, and a cache the node
+    cannot see (the host stocked it on a file system this node does not share) says that."""
     target = shlex.quote(str(where / program))
+    source = shlex.quote(str(where / source_name))
     partial = shlex.quote(str(where / f'.{program}.tmp')) + '.$$'
     compile_ = shlex.join([compiler, *flags, '-o']) + f' {partial} ' + \
         shlex.join([str(where / source_name), *(libs or [])])
-    return (f'[ -x {target} ] || {{ {compile_} && mv -f {partial} {target}; }} || '
-            f'{{ echo "omb: building {program} in {where} failed" >&2; exit 1; }}')
+    unseen = (f'echo "omb: the build cache {where} is not on $(hostname) (the host ReFrame runs '
+              f'on wrote it): give -S build_cache=DIR on a file system the compute nodes share"')
+    return (f'[ -x {target} ] || {{ [ -r {source} ] || {{ {unseen} >&2; exit 1; }}; }} && '
+            f'{{ [ -x {target} ] || {{ {compile_} && mv -f {partial} {target}; }} || '
+            f'{{ echo "omb: building {program} in {where} failed" >&2; exit 1; }}; }}')
