@@ -312,13 +312,15 @@ def main() -> int:
     p.add_argument("--short-baseline", type=float, default=Settings.short_baseline)
     p.add_argument("--min-sizes", type=int, default=Settings.min_sizes)
     p.add_argument("--confirm", type=int, default=Settings.confirm)
+    p.add_argument("--no-canary", action="store_false", dest="canary",
+                   help="judge each library alone (the gate's --no-canary)")
     p.add_argument("--aa", default=":", metavar="START:END",
                    help="only these A/A sessions (a slice, in recording order), e.g. 20: to "
                    "measure on sessions a choice of settings never saw")
     args = p.parse_args()
     global SETTINGS
     SETTINGS = Settings(z_session=args.z, short_baseline=args.short_baseline,
-                        min_sizes=args.min_sizes, confirm=args.confirm)
+                        min_sizes=args.min_sizes, confirm=args.confirm, canary=args.canary)
     if args.quick:
         args.positions = 2
     t0 = time.monotonic()

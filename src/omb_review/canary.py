@@ -8,16 +8,21 @@ control: the same benchmark, placement, algorithm and size measured by the other
 in the same sessions (as MongoDB runs fixed canary benchmarks beside the real ones).
 
 For each regression or watch, its canaries are the series at the same position (every series
-key but ``lineage`` and ``mpi_family``) of the other lineages judged in the same sessions
-(each judged session matched within the session gap). In a judged session where the
-canaries moved the same way by the threshold (their median change, at one noise sigma or
-more), the library must have moved by the threshold **beyond** them, and that excess must
-reach the z needed against the noise of both (the difference of two sessions' changes); a
-library that did not is **shared** (a watch, which fails nothing, becomes ``ok``): said as
-the machine's or the system's change (the other libraries moved with it), not as its own
-regression. Where the canaries did not move,
-the library's own verdict stands. A series with no canary (a site measuring one library)
-is judged alone, as before.
+key but ``lineage`` and ``mpi_family``) of the other lineages measured in the same sessions
+(matched within the session gap). Each canary's session values are taken as its deviation
+from its own baseline median (their median over the canaries: the machine's move). In a
+judged session where the canaries moved the same way by the threshold (and by one sigma of
+their own noise or more), the library is judged on its **difference from them**: the
+library's session values minus the canaries' move, whose own baseline (median and noise,
+learned from the sessions both measured) says what an unchanged library looks like beside
+its canaries. Session moments common to every library cancel there (on the 2-core VM the
+libraries' session values correlate at 0.65, so the difference is no noisier than the
+library alone). A library whose difference still moved by the threshold and by the z
+needed is still its own regression; one whose did not is **shared** (a watch, which fails
+nothing, becomes ``ok``): the machine's or the system's change (the other libraries moved
+with it), not its own regression. Where the canaries did not move, the library's own verdict
+stands. A series without a canary measured in enough of its baseline sessions (a site
+measuring one library) is judged alone, as before.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from . import sessions as sessions_
 from .detect import Settings
-from .gate import SeriesResult
+from .gate import SeriesResult, _z_needed
 from .series import SERIES_KEYS
 
 #: Where a canary stands: a series' keys but the library's.
@@ -41,40 +47,59 @@ def _position(r: SeriesResult) -> tuple:
     return tuple(str(r.keys.get(k)) for k in POSITION_KEYS)
 
 
-def _sigma(session: dict) -> float | None:
-    """The noise sigma (log units) a session's z was computed against."""
-    d, z = math.log1p(session["change"]), session["z"]
-    return abs(d / z) if z else None
+def _when(x: dict) -> datetime:
+    return datetime.fromisoformat(x["start"])
 
 
-def _matched(judged: list[dict], other: list[dict], gap: timedelta) -> list[dict] | None:
-    """``other``'s session at each of ``judged``'s (start within ``gap``), or ``None``."""
-    starts = [datetime.fromisoformat(x["start"]) for x in other]
-    found = []
-    for x in judged:
-        t = datetime.fromisoformat(x["start"])
-        near = [i for i, s in enumerate(starts) if abs(s - t) <= gap]
-        if not near:
-            return None
-        found.append(other[min(near, key=lambda i: abs(starts[i] - t))])
-    return found
+class _Canary:
+    """One canary series: its deviation from its own baseline median at any of its sessions,
+    and its own session noise."""
+
+    def __init__(self, c: SeriesResult) -> None:
+        base = np.array([x["y"] for x in c.baseline_sessions])
+        self.centre = float(np.median(base))
+        self.sigma = max(sessions_.between(base), sessions_.FLOOR)
+        self.points = [(_when(x), x["y"] - self.centre)
+                       for x in [*c.baseline_sessions, *c.sessions]]
+        self.lineage = str(c.keys["lineage"])
+
+    def at(self, t: datetime, gap: timedelta) -> float | None:
+        near = [(abs(s - t), d) for s, d in self.points if abs(s - t) <= gap]
+        return min(near)[1] if near else None
 
 
-def _excess(own: dict, canaries: list[dict], threshold: float) -> tuple[bool, float, float]:
-    """Whether the library is still worse in this session beyond its canaries, the canaries'
-    median change (relative) and the library's change beyond them (relative)."""
-    c_d = float(np.median([math.log1p(c["change"]) for c in canaries]))
-    sigmas = [s for c in canaries if (s := _sigma(c))]
-    c_sigma = float(np.median(sigmas)) if sigmas else 0.0
-    step = math.log1p(threshold)
-    moved = c_d >= step and (c_sigma == 0 or c_d / c_sigma >= CANARY_Z)
-    d = math.log1p(own["change"])
-    if not moved:
-        return True, math.expm1(c_d), math.expm1(d)
-    e = d - c_d
-    sigma = math.hypot(_sigma(own) or 0.0, c_sigma)
-    z = e / sigma if sigma else math.inf
-    return e >= step and z >= own["z_needed"], math.expm1(c_d), math.expm1(e)
+def _move(canaries: list[_Canary], t: datetime, gap: timedelta) -> float | None:
+    """The canaries' median deviation at the session starting at ``t``."""
+    found = [d for c in canaries if (d := c.at(t, gap)) is not None]
+    return float(np.median(found)) if found else None
+
+
+def _verdicts(r: SeriesResult, canaries: list[_Canary], s: Settings,
+              gap: timedelta) -> list[tuple[bool, float | None, float]] | None:
+    """Per judged session (the last ``confirm``): whether the library is still worse, the
+    canaries' move and the library's move beyond them (relative); ``None`` when too few of its
+    baseline sessions have a canary to learn the difference from."""
+    diffs = []
+    for x in r.baseline_sessions:
+        move = _move(canaries, _when(x), gap)
+        if move is not None:
+            diffs.append(x["y"] - move)
+    if len(diffs) < s.min_baseline:
+        return None
+    e = np.array(diffs)
+    centre, sigma = float(np.median(e)), max(sessions_.between(e), sessions_.FLOOR)
+    need = _z_needed(len(e), s)
+    step = math.log1p(r.threshold)
+    c_sigma = float(np.median([c.sigma for c in canaries]))
+    out = []
+    for x in r.sessions[-min(s.confirm, len(r.sessions)):]:
+        move = _move(canaries, _when(x), gap)
+        if move is None or move < step or move < CANARY_Z * c_sigma:
+            out.append((True, move, math.expm1(x["y"] - centre - (move or 0.0))))
+            continue
+        excess = x["y"] - move - centre
+        out.append((excess >= step and excess / sigma >= need, move, math.expm1(excess)))
+    return out
 
 
 def shared(results: list[SeriesResult], s: Settings, gap: timedelta) -> int:
@@ -83,32 +108,30 @@ def shared(results: list[SeriesResult], s: Settings, gap: timedelta) -> int:
     (and then that again: a run of sizes broken by a shared one is judged again)."""
     judged: dict[tuple, list[SeriesResult]] = {}
     for r in results:
-        if r.verdict.method.startswith("sessions") and r.sessions:
+        if r.verdict.method.startswith("sessions") and r.sessions and r.baseline_sessions:
             judged.setdefault(_position(r), []).append(r)
     count = 0
     for r in results:
-        if r.verdict.status not in ("regression", "watch"):
+        if r.verdict.status not in ("regression", "watch") or not r.baseline_sessions:
             continue
-        last = r.sessions[-min(s.confirm, len(r.sessions)):]
-        others = [(c, m) for c in judged.get(_position(r), [])
-                  if c.keys["lineage"] != r.keys["lineage"]
-                  and (m := _matched(last, c.sessions, gap)) is not None]
-        if not others:
+        canaries = [_Canary(c) for c in judged.get(_position(r), [])
+                    if c.keys["lineage"] != r.keys["lineage"]]
+        per_session = _verdicts(r, canaries, s, gap) if canaries else None
+        if per_session is None or all(m is None or m < math.log1p(r.threshold)
+                                      for _, m, _ in per_session):
             continue
-        per_session = [_excess(own, [m[j] for _, m in others], r.threshold)
-                       for j, own in enumerate(last)]
-        names = ", ".join(sorted({str(c.keys["lineage"]) for c, _ in others}))
-        moved = ", ".join(f"{100 * c:+.0f} %" for _, c, _ in per_session)
+        names = ", ".join(sorted({c.lineage for c in canaries}))
+        moved = ", ".join("-" if m is None else f"{100 * math.expm1(m):+.0f} %"
+                          for _, m, _ in per_session)
+        beyond = ", ".join(f"{100 * e:+.0f} %" for _, _, e in per_session)
         if all(ok for ok, _, _ in per_session):
-            if any(c >= r.threshold for _, c, _ in per_session):
-                r.verdict.method += (f"; beyond its canaries ({names}: {moved}; this library "
-                                     + ", ".join(f"{100 * e:+.0f} %" for _, _, e in per_session)
-                                     + " more)")
+            r.verdict.method += f"; beyond its canaries ({names}: {moved}; this library {beyond})"
             continue
         # a watch fails nothing: shared, it is simply not this library's
         r.verdict.status = "shared" if r.verdict.status == "regression" else "ok"
         r.first_bad = None
-        r.verdict.method += (f"; shared: {names} moved {moved} in the same sessions "
-                             "(the machine or the system, not this library)")
+        r.verdict.method += (f"; shared: {names} moved {moved} in the same sessions, this "
+                             f"library {beyond} beyond them (the machine or the system, not "
+                             "this library)")
         count += 1
     return count

@@ -88,6 +88,9 @@ class SeriesResult:
     busy_latest: int = 0  # runs of the judged sessions measured on a busy node (not judged)
     #: per judged session: its change against the baseline (oriented, relative) and z
     sessions: list[dict] = field(default_factory=list)
+    #: per baseline session: its start and value (``y``: oriented log, higher is worse); the
+    #: judged sessions carry their ``y`` too (what :mod:`.canary` compares libraries on)
+    baseline_sessions: list[dict] = field(default_factory=list, repr=False)
 
     def to_json(self) -> dict:
         v = asdict(self.verdict)
@@ -271,7 +274,10 @@ def judge(run: Run, w: Windows, s: Settings, overrides: list[tuple[str, float]])
         worse.append(d >= step and z >= need)
         better.append(d <= -step and z <= -need)
         result.sessions.append({"start": _stamp(first_us[i]), "runs": len(ses.runs[i]),
-                                "change": math.expm1(d), "z": z, "z_needed": need})
+                                "change": math.expm1(d), "z": z, "z_needed": need,
+                                "y": float(ses.values[i])})
+    result.baseline_sessions = [{"start": _stamp(first_us[i]), "y": float(ses.values[i])}
+                                for i in base_idx]
     pooled = float(np.median(ses.values[list(judged_idx)])) - centre
     zs = [x["z"] for x in result.sessions]
     confirm = min(s.confirm, n_judged)
