@@ -153,6 +153,9 @@ def _entry(row: dict, keys: tuple, window, s: Settings, limits: Limits, spreads:
                + (f"OSU's own min/max spread {osu:.3g}" if osu is not None else
                   f"the stated tolerance {limits.tolerance}") + ") ")
     tight = _round(tight, 3)
+    if sign < 0 and tight > 1:  # ReFrame refuses a lower bound below -1 (a value below 0)
+        how += f"bound -{tight} clamped to -1 (ReFrame's least: the spread exceeds the value) "
+        tight = 1.0
     lower, upper = (-limits.generous, tight) if sign > 0 else (-tight, limits.generous)
     evidence = (
         f"{how}n={len(v)} p05={_round(p05)} median={_round(med)} p95={_round(p95)} "

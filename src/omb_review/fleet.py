@@ -63,7 +63,9 @@ def runs(root: Path, tolerance: float | None = None,
             print(f'omb-review fleet: {problem}', file=sys.stderr)
         if frame.height == 0:
             continue
-        rows = frame.filter(pl.col('perf_value').is_not_null())
+        value = pl.col('perf_value').cast(pl.String)
+        # a dry run's records carry no figure ('null'): nothing was measured
+        rows = frame.filter(value.is_not_null() & ~value.is_in(['null', '']))
         for _, job in rows.group_by(['system', 'partition', 'environ', 'benchmark'],
                                     maintain_order=True):
             latest = job.sort('job_completion_time')['jobid'][-1]

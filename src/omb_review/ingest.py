@@ -183,7 +183,23 @@ def load(
     frame = pl.concat(frames, how="vertical_relaxed")
     if cache and (todo or len(entries) != len(cache.manifest)):
         cache.save(frame, entries)
-    frame, notes = lineage.assign(_dedupe(frame).select(COLUMNS))
+    frame, dry = _without_dry_runs(_dedupe(frame).select(COLUMNS))
+    frame, notes = lineage.assign(frame)
     frame, more = join_unknown(frame)
-    notes += more
+    notes += dry + more
     return Dataset(frame, problems, notes, len(sources), len(todo))
+
+
+def _without_dry_runs(frame: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Records of ``reframe --dry-run`` (passed, no job, no value: nothing was measured) left
+    out, and said; a failed run (result ``fail``) stays."""
+    jobid = pl.col("jobid").cast(pl.String)
+    dry = (pl.col("result") == "pass") & pl.col("value").is_null() & (
+        jobid.is_null() | (jobid == ""))
+    n = frame.select(dry.sum()).item()
+    if not n:
+        return frame, []
+    runs = frame.filter(dry).select("system", "partition", "environ", "name").unique().height
+    return frame.filter(~dry), [
+        f"{n} records of {runs} dry-run test case(s) left out (reframe --dry-run: passed, no "
+        "job, no value; nothing was measured)"]

@@ -204,3 +204,19 @@ def test_baseline_of_a_format_without_result_column_uses_its_runs_system_added_b
     refs = baseline.derive(frame, "sitebox", {})
     assert refs.written == 10
     assert len(refs.short) == 10 and all("every run failed" in s for s in refs.short)
+
+
+def test_a_rate_noisier_than_its_value_gets_reframes_least_lower_bound_and_says_so():
+    """A bandwidth whose 5th percentile is far below its median (an idle-then-busy series) would
+    need a lower bound below -1, which ReFrame refuses ("invalid low threshold value")."""
+    from datetime import datetime, timedelta
+
+    from omb_review.detect import Settings
+
+    t0 = datetime(2026, 1, 1)
+    values = [1000.0, 1100.0, 900.0, 20.0, 1050.0, 980.0, 30.0, 1020.0]
+    row = {"unit": "MB/s", "perf_var": "bandwidth_1024", "value": values,
+           "time": [t0 + timedelta(days=i) for i in range(len(values))]}
+    entry = baseline._entry(row, (), None, Settings(), baseline.Limits(), {})
+    assert entry.lower == -1.0 and entry.upper == 0.5
+    assert "clamped to -1 (ReFrame's least" in entry.evidence

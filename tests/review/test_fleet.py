@@ -79,3 +79,9 @@ def test_a_report_without_a_fleet_run_has_no_fleet_section(tmp_path):
     out = tmp_path / 'out'
     assert cli.main(['report', str(src), '--out', str(out), '--no-cache', '-C', '']) == 0
     assert "sec-fleet" not in (out / 'report.html').read_text()
+
+
+def test_dry_run_records_are_no_fleet_run(capsys):
+    """A site's `--dry-run` wrote OsuFleet records with no figure ('null'): not a crash."""
+    assert cli.main(['fleet', str(DATA.parent / 'dry-run')]) == 2
+    assert 'no fleet run' in capsys.readouterr().err

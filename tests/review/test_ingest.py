@@ -179,3 +179,13 @@ def test_a_record_in_a_perflog_and_a_report_keeps_what_either_knows(tmp_path, ca
         assert frame["iterations"].cast(pl.String).to_list() == ["200"] * 20
         log.touch()                                         # the perflog is read afresh
         os.utime(log, (log.stat().st_atime, log.stat().st_mtime + 10))
+
+
+def test_dry_run_records_are_left_out_and_said():
+    """``reframe --dry-run`` logs records that pass with no job and no value: nothing was
+    measured, so no series (or 'every run failed') may come of them."""
+    from omb_review.ingest import load
+
+    ds = load(Path(__file__).parent / "data" / "dry-run", use_cache=False)
+    assert ds.frame.height == 0
+    assert any("4 records of 4 dry-run test case(s) left out" in n for n in ds.notes)
