@@ -25,9 +25,17 @@
 #
 # Results go to $OMB_RESULTS_DIR (default perflogs/): keep that directory between
 # pipelines (a shared file system path), it is the history the gate compares with.
+#
+# With --dry-run among the reframe options the session writes its job scripts and runs
+# nothing (no -r); the gate is skipped: a dry run measures nothing.
 set -uo pipefail
+case ${1:-} in
+  -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
+  -*|'') echo "usage: $0 SYSTEM[:PARTITION] [TAG] [reframe options...] (--help: what it does)" >&2
+         exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
-system=${1:?usage: $0 SYSTEM[:PARTITION] [TAG] [reframe options...]}
+system=$1
 tag=${2:-ci}
 shift $(( $# >= 2 ? 2 : 1 ))
 results=$(bash scripts/results-dir.sh) || exit 2
@@ -59,14 +67,18 @@ echo "== reframe on $system, session tag '$tag'${OMB_ALLOC:+, in one allocation:
 # docs/benchmarks.md "The harness's own CPU"); a queue-based partition keeps async.
 policy=()
 [ -n "${OMB_ALLOC:-}" ] && policy=(--exec-policy serial)
+action=(-r)
+for arg in "$@"; do [ "$arg" = --dry-run ] && action=() && OMB_GATE=0; done
 # shellcheck disable=SC2086
 ${OMB_ALLOC:-} "$reframe" "${configs[@]}" -c reframe/checks \
     --system "$system" --session-extras "tag=$tag" -S "session_tag=$tag" --max-retries 1 \
-    --reruns "${OMB_RERUNS:-2}" "${policy[@]}" --report-junit "$junit/$stamp.xml" -r "$@"
+    --reruns "${OMB_RERUNS:-2}" "${policy[@]}" --report-junit "$junit/$stamp.xml" "${action[@]}" "$@"
 run_rc=$?
 
 gate_rc=0
-if [ "${OMB_GATE:-1}" = 0 ]; then
+if [ ${#action[@]} = 0 ]; then
+  echo "== omb-review check skipped (--dry-run: nothing was measured)"
+elif [ "${OMB_GATE:-1}" = 0 ]; then
   echo "== omb-review check skipped (OMB_GATE=0: the caller judges these runs)"
 else
   echo "== omb-review check (runs since $since against the history before)"

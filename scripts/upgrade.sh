@@ -24,6 +24,9 @@
 # Everything else (OMB_RFM_CONFIG, OMB_NO_SETUP, OMB_ALLOC, OMB_REVIEW_ARGS...) is
 # scripts/cluster-ci.sh's.
 set -uo pipefail
+case ${1:-} in
+  -h|--help) sed -n '2,/^set -uo/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 step=${1:-}
 results=$(bash scripts/results-dir.sh) || exit 2

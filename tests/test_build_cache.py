@@ -59,4 +59,5 @@ def test_a_cache_the_node_cannot_see_stops_the_job_saying_where_to_put_it(tmp_pa
     out = subprocess.run(['sh', '-c', f'{line}; echo ran on'], capture_output=True, text=True)
     assert out.returncode == 1 and 'ran on' not in out.stdout
     assert f'omb: the build cache {where} is not on ' in out.stderr
-    assert '-S build_cache=DIR on a file system the compute nodes share' in out.stderr
+    assert 'set OMB_BUILD_CACHE=DIR (or -S build_cache=DIR) on a file system the compute ' \
+        'nodes share' in out.stderr

@@ -240,3 +240,23 @@ def test_stand_ins_cover_every_program_the_ci_calls():
     assert called <= {str(p.relative_to(REPO)) for pattern in ('scripts/*', 'tests/cluster/*',
                                                               'tests/*.sh')
                       for p in REPO.glob(pattern)}
+
+
+def test_cluster_ci_help_says_what_it_does_and_installs_nothing(tmp_path):
+    box = Sandbox(tmp_path, ['scripts/cluster-ci.sh'])
+    done = box.run('bash scripts/cluster-ci.sh --help')
+    assert done.returncode == 0 and 'SYSTEM[:PARTITION] [TAG]' in done.stdout
+    assert box.calls() == []  # no install, no omb-setup, no reframe
+    done = box.run('bash scripts/cluster-ci.sh --mode nightly')
+    assert done.returncode == 2 and 'usage:' in done.stderr and box.calls() == []
+
+
+def test_cluster_ci_dry_run_writes_job_scripts_and_judges_nothing(tmp_path):
+    box = Sandbox(tmp_path, ['scripts/cluster-ci.sh'])
+    script(tmp_path / 'scripts' / 'results-dir.sh', f'echo {tmp_path / "results"}')
+    done = box.run('bash scripts/cluster-ci.sh mycluster:batch ci --mode nightly --dry-run',
+                   OMB_NO_SETUP='1')
+    assert done.returncode == 0, done.stdout + done.stderr
+    [reframe] = box.calls()
+    assert ' --dry-run' in reframe and ' -r ' not in f'{reframe} '
+    assert 'skipped (--dry-run: nothing was measured)' in done.stdout

@@ -256,3 +256,16 @@ def test_the_checks_find_what_does_not_exist():
     assert 'neither a command of the suite' in check_command('frobnicate -x', {})[0]
     assert module_attribute('omb_suite.rfm.gpu.DeviceBuffers')
     assert not module_attribute('omb_suite.gpu.DeviceBuffers')
+
+
+def test_a_site_configuration_with_a_mode_layers_the_modes():
+    """A site's configuration does not define our modes: a how-to command that runs ``--mode``
+    with ``-C site.py`` must layer ``-C reframe/config/modes.py`` too (as written it fails with
+    ``invalid mode``)."""
+    found = []
+    for page in user_pages():
+        for line in commands(page.read_text()):
+            if re.search(r'\breframe\b', line) and '-C site.py' in line and '--mode' in line \
+                    and 'modes.py' not in line:
+                found.append(f'{page.relative_to(REPO)}: {line[:100]}')
+    assert not found, '\n'.join(found)

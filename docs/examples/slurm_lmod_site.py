@@ -102,8 +102,9 @@ site_configuration = {
     'general': [
         {
             'report_file': '/shared/reframe/reports/run-report-{sessionid}.json',
-            # job scripts `module load` the environments' modules; ReFrame itself loads none,
-            # so the host ReFrame runs on needs no module command
+            # job scripts `module load` the environments' modules; ReFrame itself loads none
+            # (the suite loads each environment's modules once on the host ReFrame runs on,
+            # to read what they give the job: that host needs the module command)
             'resolve_module_conflicts': False,
         },
     ],

@@ -54,7 +54,8 @@ def build_command(where: Path, source_name: str, program: str, compiler: str,
     compile_ = shlex.join([compiler, *flags, '-o']) + f' {partial} ' + \
         shlex.join([str(where / source_name), *(libs or [])])
     unseen = (f'echo "omb: the build cache {where} is not on $(hostname) (the host ReFrame runs '
-              f'on wrote it): give -S build_cache=DIR on a file system the compute nodes share"')
+              f'on wrote it): set OMB_BUILD_CACHE=DIR (or -S build_cache=DIR) on a file system the '
+              f'compute nodes share"')
     return (f'[ -x {target} ] || {{ [ -r {source} ] || {{ {unseen} >&2; exit 1; }}; }} && '
             f'{{ [ -x {target} ] || {{ {compile_} && mv -f {partial} {target}; }} || '
             f'{{ echo "omb: building {program} in {where} failed" >&2; exit 1; }}; }}')

@@ -23,6 +23,7 @@ The library is built by the job itself, once per partition, environment and cont
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import reframe as rfm
@@ -46,7 +47,8 @@ class CheckedInLaunch(rfm.RegressionTestPlugin):
     the collective one our check knows)."""
 
     #: Where built helper programs are kept between runs (on a file system the compute
-    #: nodes see); ``''``: ``.omb/build-cache`` of the repository.
+    #: nodes see); ``''``: ``$OMB_BUILD_CACHE``, else ``.omb/build-cache`` of the repository
+    #: (the variable needs no ``-S``, which ReFrame warns about on every test without it).
     #: :type: :class:`str` :default: ``''``
     build_cache = variable(str, value='', loggable=False)
 
@@ -59,7 +61,8 @@ class CheckedInLaunch(rfm.RegressionTestPlugin):
         env = self.current_environ
         identity = {'partition': self.current_partition.fullname, 'environ': env.name,
                     'modules': env.modules, 'env_vars': env.env_vars, 'extras': env.extras}
-        cache = Path(self.build_cache or repo_root() / '.omb' / 'build-cache')
+        cache = Path(self.build_cache or os.environ.get('OMB_BUILD_CACHE') or
+                     repo_root() / '.omb' / 'build-cache')
         return build_cache.place(cache, self.check_source(), env.cc, CFLAGS + LIBS, identity)
 
     def check_source(self) -> Path:
