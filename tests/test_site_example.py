@@ -101,3 +101,16 @@ def test_the_perflog_handler_is_the_suites_own_definition():
         assert calls, f'{path.name} does not build its perflog handler with perflog_schema'
     assert perflog_schema.handler('/p')['format'].split('|')[0] == '%(check_job_completion_time)s'
     assert '%(version)s' in perflog_schema.handler('/p')['format']
+
+
+def test_an_environment_whose_module_fails_to_load_is_skipped_saying_so(tmp_path):
+    """A module that does not load on the host ReFrame runs on (a wrong name): the MPI on PATH
+    is not what the environment names, so it is not measured as if it were."""
+    broken = module_function(tmp_path).replace('openmpi/4.1.5) PATH=',
+                                               'openmpi/4.1.5) return 1; PATH=')
+    text, scripts = run_example(tmp_path, '--system', 'mycluster:batch', '-n', 'OsuPt2Pt',
+                                '-E', "benchmark == 'osu_latency'", '--dry-run',
+                                **{'BASH_FUNC_module%%': broken})
+    assert 'environment openmpi: `module load openmpi/4.1.5` failed on the host ReFrame ' \
+        'runs on' in text
+    assert {key.split('/')[1] for key in scripts} == {'mpich'}

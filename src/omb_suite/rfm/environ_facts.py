@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import reframe as rfm
-from reframe.core.builtins import run_before
+from reframe.core.builtins import run_after, run_before
 from reframe.core.logging import getlogger
 from reframe.core.runtime import runtime
 
@@ -145,9 +145,28 @@ def modules_guard(modules: Sequence[str]) -> list[str]:
     return out
 
 
+def failed_load(environ) -> str | None:
+    """Why a site's environment cannot be measured when its module loads failed on the host
+    ReFrame runs on (that host has a module command: the job would load the same); ``None``
+    when every load worked, or where the host has no module command (said by
+    :func:`where_looked` when OSU is then not found)."""
+    found = facts(environ)
+    if found is None or not found.failed_loads or not found.has_module:
+        return None
+    return (f"environment {environ.name}: `{'`, `'.join(found.failed_loads)}` failed on the "
+            'host ReFrame runs on, so its MPI and OSU are not what it names (the job would '
+            'measure whatever is on PATH): check the module names with `module avail` there')
+
+
 class ModulesLoaded(rfm.RegressionTestPlugin):
-    """A job stops, naming the module, where its environment's modules are not loaded
-    (:func:`modules_guard`); module collections are not checked."""
+    """A site's environment whose module loads fail where ReFrame runs is skipped, saying so
+    (:func:`failed_load`); a job stops, naming the module, where its environment's modules
+    are not loaded (:func:`modules_guard`); module collections are not checked."""
+
+    @run_after('setup', always_last=True)
+    def skip_if_a_module_failed_to_load(self):
+        why = failed_load(self.current_environ)
+        self.skip_if(why is not None, why or '')
 
     @run_before('run')
     def stop_unless_modules_loaded(self):
