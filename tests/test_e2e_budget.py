@@ -18,7 +18,8 @@ run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py', 'osu_coll
 STUDY = ('-p', 'system-openmpi', '-n', 'OsuPt2Pt|OsuCollective%case=osu_(allreduce|bcast)/',
          '-S', 'iterations=100', '-S', 'warmup=10', '-S', 'max_size=1024')
 _TO_GO = re.compile(r'campaign \S+: (\d+) of (\d+) case\(s\) done, (\d+) left; '
-                    r'([\d.]+) node-minutes spent \(measured\), ([\d.]+) predicted to go')
+                    r'([\d.]+) node-minutes spent \((?:measured|in dry runs: rehearsed, not '
+                    r'measured)\), ([\d.]+) predicted to go')
 _BOUGHT = re.compile(r'Budget \S+ node-minutes: (\d+) case\(s\) selected, predicted ([\d.]+)')
 
 

@@ -107,3 +107,19 @@ def test_nothing_to_price_is_said_as_such_not_as_a_finished_campaign():
     assert budget.summary(budget.select([], 600.0), 'proof') == [
         'Budget: no selected case can be priced (none selected, or their setup skips each one '
         'here): nothing to choose from']
+
+
+def test_a_campaign_no_case_of_which_fits_the_budget_does_not_promise_sessions():
+    todo = [case('osu_bcast', 'default', 128, 1, 4.0)]
+    sel = budget.select(todo, 2.0)
+    sel.done = [case('osu_latency', None, 2, 1, 1.0)]
+    line = budget.summary(sel, 'study', spent=1.2)[-1]
+    assert line.endswith('predicted to go, and no case left fits this budget: raise it to go on')
+    assert 'session(s) to go' not in line
+
+
+def test_a_rehearsed_campaign_does_not_call_its_dry_runs_measured():
+    sel = budget.select([], 5.0)
+    sel.done = [case('osu_latency', None, 2, 1, 1.0)]
+    assert '1.2 node-minutes spent (in dry runs: rehearsed, not measured)' in \
+        budget.summary(sel, 'study', spent=1.2, rehearsal=True)[-1]

@@ -162,22 +162,29 @@ def nm(minutes: float) -> str:
         f'{minutes:.3f}'
 
 
-def progress_line(sel: Selection, campaign: str, spent: float) -> str:
-    """A campaign's progress: cases done and left, node-minutes spent and left, nights."""
+def progress_line(sel: Selection, campaign: str, spent: float, rehearsal: bool = False) -> str:
+    """A campaign's progress: cases done and left, node-minutes spent and left, nights
+    (``rehearsal``: the cases done are dry runs, their time nothing measured)."""
     total = len(sel.done) + len(sel.chosen) + len(sel.left_out)
+    how = 'in dry runs: rehearsed, not measured' if rehearsal else 'measured'
     if not sel.chosen and not sel.left_out:
         return (f'campaign {campaign}: complete, {total} case(s) done, {nm(spent)} '
-                'node-minutes spent (measured); nothing left to run')
+                f'node-minutes spent ({how}); nothing left to run')
     left = sel.bought + sel.rest
     nights = math.ceil(left / sel.budget - 1e-9) if sel.budget and left > 0 else 0
+    if sel.budget is not None and not sel.chosen:
+        pace = ', and no case left fits this budget: raise it to go on'
+    elif sel.budget and nights:
+        pace = f', at least {nights} session(s) to go at this budget, this one included'
+    else:
+        pace = ''
     return (f'campaign {campaign}: {len(sel.done)} of {total} case(s) done, '
             f'{len(sel.chosen) + len(sel.left_out)} left; {nm(spent)} node-minutes spent '
-            f'(measured), {nm(left)} predicted to go'
-            + (f', at least {nights} session(s) to go at this budget, this one included'
-               if sel.budget and nights else ''))
+            f'({how}), {nm(left)} predicted to go' + pace)
 
 
-def summary(sel: Selection, campaign: str | None = None, spent: float = 0.0) -> list[str]:
+def summary(sel: Selection, campaign: str | None = None, spent: float = 0.0,
+            rehearsal: bool = False) -> list[str]:
     """What a budget bought, what it left out and what the rest would cost."""
     lines = []
     if not (sel.chosen or sel.left_out or sel.done):
@@ -194,7 +201,7 @@ def summary(sel: Selection, campaign: str | None = None, spent: float = 0.0) -> 
             lines.append('  left out first: ' + '; '.join(names)
                          + (f' (and {more} more)' if more else ''))
     if campaign:
-        lines.append(progress_line(sel, campaign, spent))
+        lines.append(progress_line(sel, campaign, spent, rehearsal))
     return lines
 
 

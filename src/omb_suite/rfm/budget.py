@@ -163,8 +163,8 @@ def choose(cases: list) -> list | None:
         else:
             priced[priced_case.key] = (case, priced_case)
     done_minutes: dict[tuple, float] = {}
+    rehearsal = any(c.check.is_dry_run() for c in runs)
     if campaign:
-        rehearsal = any(c.check.is_dry_run() for c in runs)
         done_minutes, problems = {}, []
         for directory in _report_dirs():
             found, bad = _campaign_results(directory, campaign, rehearsal)
@@ -176,7 +176,7 @@ def choose(cases: list) -> list | None:
     sel = costbudget.select(todo, amount, _winners(runs))
     sel.done = [bc for key, (_, bc) in priced.items() if key in done_minutes]
     spent = sum(done_minutes.get(bc.key, 0.0) for bc in sel.done)
-    for line in costbudget.summary(sel, campaign, spent):
+    for line in costbudget.summary(sel, campaign, spent, rehearsal):
         getlogger().info(line)
     why = costbudget.below_cheapest(sel)
     if why:
