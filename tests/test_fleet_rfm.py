@@ -119,3 +119,15 @@ def test_a_budget_buys_the_rounds_that_fit_or_says_the_least_it_needs(tmp_path):
                         registry=registry)
     assert 'budget 600 node-minutes: one round of the fleet of 1024 nodes needs 1024' in \
         small.stdout
+
+
+def test_the_fleet_tests_of_a_session_share_its_budget(tmp_path):
+    """Both benchmarks' fleets hold every node: a budget of 4000 is 2000 for each (3 rounds
+    each, as one fleet at 2000), not 4000 each."""
+    registry = _registry(tmp_path)
+    out = run_reframe(tmp_path, '--system', 'example-epyc-xl', '--mode', 'fleet',
+                      '-S', 'budget=4000', '--dry-run', registry=registry)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert out.stdout.count("budget 2000 node-minutes, its share of 4000 among the session's "
+                            "2 fleet tests") == 2
+    assert out.stdout.count('budget 2000 node-minutes buys 3 of 1023 round(s)') == 2

@@ -192,6 +192,7 @@ def _budgeted(toposort: Any) -> Any:
         if budgeted_toposort.applied:
             return ordered
         budgeted_toposort.applied = True      # once per session: ReFrame sorts once
+        share_fleet_budget(ordered)
         try:
             keep = choose(ordered)
         except costbudget.BudgetError as err:
@@ -204,6 +205,15 @@ def _budgeted(toposort: Any) -> Any:
     budgeted_toposort.applied = False
     budgeted_toposort.omb_budget = True
     return budgeted_toposort
+
+
+def share_fleet_budget(cases: list) -> None:
+    """A budget is the session's: the fleet tests of a session (one per benchmark, partition
+    and environment, each holding every node) share it equally."""
+    fleets = [c.check for c in cases if not c.check.is_fixture()
+              and hasattr(c.check, 'budget_parts')]
+    for check in fleets:
+        check.budget_parts = len(fleets)
 
 
 def apply() -> None:

@@ -104,6 +104,8 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
     #: Node-minutes the run may hold (``-S budget=600`` or ``10node-h``, as for every mode):
     #: the most rounds that fit, said; none fitting is a skip naming the least budget.
     budget = variable(str, value='', loggable=False)
+    #: How many fleet tests of the session share the budget (set when ReFrame orders them).
+    budget_parts = variable(int, value=1, loggable=False)
     #: Switch groups (node -> group, ``-S groups=nid001:leaf1,nid002:leaf1,...``), e.g. from
     #: ``scontrol show topology``: pairs within and across groups, a slow uplink named.
     groups = variable(typ.Dict[str, str], value={}, loggable=False)
@@ -139,7 +141,11 @@ class OsuFleetBase(environ_facts.ModulesLoaded, rfm.RunOnlyRegressionTest):
         plan = schedule.plan(nodes, self.seconds_per_launch, intra, self.fleet_rounds,
                              at_once=self.at_once)
         if self.budget:
-            budget = costbudget.parse(self.budget)
+            budget = costbudget.parse(self.budget) / max(self.budget_parts, 1)
+            if self.budget_parts > 1:
+                self.logger.info(f'{self.display_name}: budget {budget:g} node-minutes, its '
+                                 f'share of {self.budget} among the session\'s '
+                                 f'{self.budget_parts} fleet tests')
             fitted = schedule.within(nodes, budget, self.seconds_per_launch, intra,
                                      self.fleet_rounds, at_once=self.at_once)
             least = schedule.plan(nodes, self.seconds_per_launch, intra, 1, self.at_once)
