@@ -122,6 +122,22 @@ def _osu_spread(row: dict, times: list, sign: int, spreads: dict) -> float | Non
     return max(found) if found else None
 
 
+def _same_counts(row: dict, ok: list[int]) -> tuple[list[int], str]:
+    """The runs with the OSU counts (``-i``/``-x``: what a mode sets) of the series' newest
+    run, and what was left out: a reference holds for the mode that will be checked against
+    it, and runs of another mode measure something else (as ``check`` compares)."""
+    counts = [(row.get("iterations") or [None] * (max(ok) + 1))[i] for i in ok]
+    warm = [(row.get("warmup") or [None] * (max(ok) + 1))[i] for i in ok]
+    pairs = list(zip(counts, warm, strict=True))
+    newest = pairs[-1]
+    kept = [i for i, pair in zip(ok, pairs, strict=True) if pair == newest]
+    if len(kept) == len(ok):
+        return ok, ""
+    seen = sorted({f"{a or 'default'}/{b or 'default'}" for a, b in pairs if (a, b) != newest})
+    return kept, (f"({len(ok) - len(kept)} runs of other OSU counts -i/-x {', '.join(seen)} "
+                  f"left out; these ran {newest[0] or 'default'}/{newest[1] or 'default'})")
+
+
 def _entry(row: dict, keys: tuple, window, s: Settings, limits: Limits, spreads: dict):
     """The series' reference, or a string saying why there is none."""
     sign = worse_when(row["unit"])
@@ -130,6 +146,7 @@ def _entry(row: dict, keys: tuple, window, s: Settings, limits: Limits, spreads:
         return f"unit {row['unit']!r}: not known whether higher or lower is worse"
     if not ok:
         return "every run failed"
+    ok, other = _same_counts(row, ok)
     times = [row["time"][i] for i in ok]
     values = np.array([row["value"][i] for i in ok], float)
     pick = _stable(times, values, sign, window, s)
@@ -152,6 +169,8 @@ def _entry(row: dict, keys: tuple, window, s: Settings, limits: Limits, spreads:
         how = (f"PROVISIONAL ({len(v)} of {s.min_baseline} runs; bound from "
                + (f"OSU's own min/max spread {osu:.3g}" if osu is not None else
                   f"the stated tolerance {limits.tolerance}") + ") ")
+    if other:
+        how += f"{other} "
     tight = _round(tight, 3)
     if sign < 0 and tight > 1:  # ReFrame refuses a lower bound below -1 (a value below 0)
         how += f"bound -{tight} clamped to -1 (ReFrame's least: the spread exceeds the value) "

@@ -220,3 +220,21 @@ def test_a_rate_noisier_than_its_value_gets_reframes_least_lower_bound_and_says_
     entry = baseline._entry(row, (), None, Settings(), baseline.Limits(), {})
     assert entry.lower == -1.0 and entry.upper == 0.5
     assert "clamped to -1 (ReFrame's least" in entry.evidence
+
+
+def test_runs_of_another_mode_are_left_out_of_a_reference_and_said():
+    """Three nightly runs (OSU's default counts) and one quick run (200/20) before it: the
+    reference is for the mode that will be checked against it, the newest run's."""
+    from datetime import datetime, timedelta
+
+    from omb_review.detect import Settings
+
+    t0 = datetime(2026, 1, 1)
+    row = {"unit": "us", "perf_var": "latency_8", "value": [2.0, 2.1, 1.9, 9.0, 2.0, 2.05],
+           "time": [t0 + timedelta(days=i) for i in range(6)],
+           "iterations": [None, None, None, "200", None, None],
+           "warmup": [None, None, None, "20", None, None]}
+    entry = baseline._entry(row, (), None, Settings(), baseline.Limits(), {})
+    assert entry.ref == 2.0  # with the quick run: 2.025
+    assert "(1 runs of other OSU counts -i/-x 200/20 left out; these ran default/default)" \
+        in entry.evidence
