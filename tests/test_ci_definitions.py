@@ -260,3 +260,21 @@ def test_cluster_ci_dry_run_writes_job_scripts_and_judges_nothing(tmp_path):
     [reframe] = box.calls()
     assert ' --dry-run' in reframe and ' -r ' not in f'{reframe} '
     assert 'skipped (--dry-run: nothing was measured)' in done.stdout
+
+
+def test_upgrade_keeps_the_users_selection_through_every_session(tmp_path):
+    """``upgrade.sh before SYSTEM -p P`` passes ``-p P`` to each session before and, kept,
+    after (beside ``--mode``, which our modes keep: tests/test_mode_selection.py)."""
+    box = Sandbox(tmp_path, ['scripts/upgrade.sh'])
+    script(tmp_path / 'scripts' / 'results-dir.sh', f'echo {tmp_path / "results"}')
+    site = {'OMB_RFM_CONFIG': 'site.py:reframe/config/modes.py', 'OMB_UPGRADE_SESSIONS': '1',
+            'RFM_REFERENCE_PREFIX': str(tmp_path)}
+    (tmp_path / 'mycluster.yaml').write_text('{}\n')  # the site's references exist
+    done = box.run("bash scripts/upgrade.sh before mycluster:batch -p '^openmpi-4_1_6$'",
+                   **site)
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = box.run('bash scripts/upgrade.sh after', **site)
+    calls = [c for c in box.calls() if c.startswith('cluster-ci.sh')]
+    assert calls == ['cluster-ci.sh mycluster:batch upgrade=pre --mode nightly -p ^openmpi-4_1_6$',
+                     'cluster-ci.sh mycluster:batch upgrade=post --mode nightly -p ^openmpi-4_1_6$',
+                     'cluster-ci.sh mycluster:batch upgrade=post --mode nightly -p ^openmpi-4_1_6$']
