@@ -42,7 +42,7 @@ SETTABLE = (
 )
 #: Perflog columns in the suite's order (one definition: omb_suite.perflog_schema).
 ORDER = perflog_schema.columns()
-_PAIRS = {"latency", "bandwidth", "bibw", "latency_mt", "latency_mp", "one_sided"}
+_PAIRS = {"latency", "bandwidth", "bibw", "latency_mt", "latency_mp", "one_sided", "partitioned"}
 #: "OSU MPI_Put ...", "OSU MPI One Sided ...", "OSU One Sided ...", "OSU Allgather ...": the
 #: title's key starts after "OSU" and "MPI".
 _TITLE_START = re.compile(r"^osu\s+(?:mpi)?")

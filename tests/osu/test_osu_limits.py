@@ -108,7 +108,7 @@ def test_osu_switches_to_its_large_counts_above_8_KiB_and_x_i_set_both():
     ('osu_latency_mt', '8.0b2', True), ('osu_latency_mp', '8.0', True),
     ('osu_latency', '7.3', False), ('osu_latency', '7.4', False), ('osu_latency', None, False),
     ('osu_bw', '8.0b', False), ('osu_allreduce', '8.0b', False),
-    ('osu_put_latency', '8.0b', False)])
+    ('osu_put_latency', '8.0b', False), ('osu_partitioned_latency', '8.0b', True)])
 def test_osu_8_point_to_point_latency_takes_8192_itself_as_large(benchmark, version,
                                                                  large_at_8192):
     """OSU 8.0b2's pt2pt_entry.c (``msg_bytes >= LARGE_MESSAGE_SIZE`` for its latency
@@ -120,6 +120,23 @@ def test_osu_8_point_to_point_latency_takes_8192_itself_as_large(benchmark, vers
     assert osu_limits.is_large(16384, benchmark, version)
     counts = [n for _, _, n in osu_limits.loop(benchmark, [4096, 8192], osu_version=version)]
     assert (counts[0] != counts[1]) is large_at_8192
+
+def test_osu_partitioned_latency_runs_no_size_below_one_byte_per_partition():
+    """8.0b2 cuts each size into -q partitions (default 8) and skips a size that gives a
+    partition no element (omb_pt2pt_core.c); run: its sweep starts at 8 B, with -q 1 at 1 B
+    (tests/data/osu80/cap80_mpich_osu_partitioned_latency_*.txt)."""
+    name = 'osu_partitioned_latency'
+    assert osu_limits.partitions(name, []) == 8
+    assert osu_limits.partitions(name, ['-q', '4', '--partitions=2']) == 2
+    assert osu_limits.partitions(name, ['-q1']) == 1
+    assert osu_limits.partitions('osu_latency', ['-q', '4']) == 1
+    with pytest.raises(ValueError, match='not a number of partitions'):
+        osu_limits.partitions(name, ['-q', '0'])
+    got = osu_limits.plan_sweep(name, 2, 1, 4 * MiB, user_mem_limit=None, ranks_per_node=2,
+                                node_memory=None, osu_version='8.0b', datatype_size=8)
+    assert got.sizes[0] == 8 and got.sizes[-1] == 4 * MiB and len(got.sizes) == 20
+    assert osu_limits.loop_kind(name) == 'latency'
+
 
 def test_rank_counts_osu_refuses():
     assert 'exactly two' in osu_limits.refused('osu_latency', 4)

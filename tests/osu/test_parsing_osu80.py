@@ -95,6 +95,18 @@ def test_a_run_that_printed_one_size_is_refused_for_the_sizes_it_lacks(name):
                          expect_sizes=[1 << n for n in range(hi.bit_length())])
 
 
+def test_partitioned_latency_prints_the_non_blocking_table_from_its_partition_count():
+    """MPICH 4.0.2 has MPI-4 partitioned point-to-point: -m 1:1024 runs 8 B (one byte per
+    default partition) to 1024 B, with the non-blocking columns (catalogue metrics)."""
+    name = 'cap80_mpich_osu_partitioned_latency_m1-1024.txt'
+    table = parse_osu_output((DATA / name).read_text(),
+                             expect_sizes=[8 << n for n in range(8)])
+    assert table.meta['partitions'] == '8' and table.sizes()[0] == 8
+    assert set(catalogue.get('osu_partitioned_latency').metrics) <= set(table.columns)
+    one = parse_osu_output((DATA / 'cap80_mpich_osu_partitioned_latency_q1_m1-64.txt').read_text())
+    assert one.meta['partitions'] == '1' and one.sizes() == [1 << n for n in range(7)]
+
+
 def test_the_reductions_print_mpi_int_and_start_at_4_bytes():
     for program in ('osu_allreduce', 'osu_reduce', 'osu_reduce_scatter',
                     'osu_reduce_scatter_block', 'osu_iallreduce', 'osu_ireduce',

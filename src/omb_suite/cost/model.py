@@ -202,7 +202,8 @@ def predict(benchmark: str, sizes: list[int], shape: Shape, model: PerfModel, *,
     OSU's iteration buckets; ``osu_version``: where its sizes switch to the large counts)."""
     startup = (model.startup_s + model.startup_per_node_s * shape.nodes
                + model.startup_per_rank_s * shape.ranks)
-    passes = _data()['passes'].get(catalogue.get(benchmark).kind, 1)
+    passes = _data()['passes']
+    passes = passes.get(benchmark, passes.get(catalogue.get(benchmark).kind, 1))
     loop_sizes = sizes or ([0] if osu_limits.loop_kind(benchmark) else [])
     elapsed, ends = startup, []
     apart = warmup_large is not None or iterations_large is not None

@@ -41,6 +41,8 @@ class Benchmark:
     validates: bool = True
     syncs: tuple[str, ...] = ()
     thread_multiple: bool = False
+    loop: str | None = None
+    partitions: int = 1
 
     @property
     def collective(self) -> str:
@@ -96,7 +98,8 @@ def catalogue() -> dict[str, Benchmark]:
                         e.get('max_size'), str(e.get('since', '5.0')), e.get('needs'),
                         int(e.get('min_ranks', 2)), bool(e.get('data_options', True)),
                         bool(e.get('validates', True)), _syncs(e),
-                        bool(e.get('thread_multiple', False)))
+                        bool(e.get('thread_multiple', False)), e.get('loop'),
+                        int(e.get('partitions', 1)))
         for name, e in _data()['benchmarks'].items()
     }
 

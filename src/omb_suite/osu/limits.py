@@ -72,22 +72,40 @@ def effective_mem_limit(value: int | None) -> int:
     return max(int(value), int(_data()['mem_limit']['lower']))
 
 
-def mem_limit_in(options: list[str]) -> int | None:
-    """The last ``-M N`` / ``--mem-limit N`` / ``--mem-limit=N`` of a command line, or None."""
+def _last_option(options: list[str], short: str, long: str) -> str | None:
+    """The value of the last ``-X N`` / ``-XN`` / ``--long N`` / ``--long=N``, or None."""
     found = None
     for i, opt in enumerate(options):
-        if opt in ('-M', '--mem-limit') and i + 1 < len(options):
+        if opt in (short, long) and i + 1 < len(options):
             found = options[i + 1]
-        elif opt.startswith('--mem-limit='):
+        elif opt.startswith(f'{long}='):
             found = opt.split('=', 1)[1]
-        elif opt.startswith('-M') and len(opt) > 2:
+        elif opt.startswith(short) and len(opt) > 2:
             found = opt[2:]
+    return found
+
+
+def mem_limit_in(options: list[str]) -> int | None:
+    """The last ``-M N`` / ``--mem-limit N`` / ``--mem-limit=N`` of a command line, or None."""
+    found = _last_option(options, '-M', '--mem-limit')
     if found is None:
         return None
     try:
         return int(found)
     except ValueError:
         raise ValueError(f'-M {found!r} is not a number of bytes (OSU --mem-limit)') from None
+
+
+def partitions(benchmark: str, options: list[str]) -> int:
+    """The partitions each size is cut into: the last ``-q N`` / ``--partitions N`` of a
+    command line, else the catalogue's (OSU's default ``-q``; 1 for unpartitioned programs)."""
+    default = catalogue.get(benchmark).partitions
+    found = _last_option(options, '-q', '--partitions') if default > 1 else None
+    if found is None:
+        return default
+    if not found.isdigit() or int(found) < 1:
+        raise ValueError(f'-q {found!r} is not a number of partitions (OSU --partitions)')
+    return int(found)
 
 
 def largest_size(benchmark: str, ranks: int, max_size: int, mem_limit: int | None) -> int:
@@ -247,7 +265,7 @@ def loop_kind(benchmark: str) -> str | None:
         return 'collective'
     if info.kind == 'startup' or not info.has_sizes:
         return None
-    return 'latency' if 'latency' in info.metrics else 'bandwidth'
+    return info.loop or ('latency' if 'latency' in info.metrics else 'bandwidth')
 
 
 def large_message_size() -> int:

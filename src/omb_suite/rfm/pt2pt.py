@@ -14,6 +14,7 @@ from reframe.core.builtins import run_after
 
 from omb_suite.launch import placements
 from omb_suite.machine.topology import of_partition
+from omb_suite.osu import limits as osu_limits
 from omb_suite.osu import versions as osu_versions
 from omb_suite.rfm import site_offers
 from omb_suite.rfm.base import OsuRunBase
@@ -49,6 +50,11 @@ class PlacedPair(rfm.RegressionTestPlugin):
 
 class OsuPt2PtBase(PlacedPair, OsuRunBase):
     """An OSU benchmark between two ranks with a verified placement."""
+
+    def datatype_bytes(self) -> int:
+        """The unit of the sizes OSU runs: one byte per partition (``-q``, 8 by default for
+        ``osu_partitioned_latency``, whose sizes below it hold no element; 1 for the others)."""
+        return osu_limits.partitions(self.benchmark, list(self.extra_opts))
 
     @run_after('setup')
     def skip_program_defects(self):

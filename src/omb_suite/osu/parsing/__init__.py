@@ -25,6 +25,7 @@ latency_mp      osu_latency_mp (forked processes: meta sender_processes, receive
 one_sided       osu_put_*, osu_get_*, osu_acc_latency, osu_get_acc_latency, osu_fop/cas_latency
 collective      blocking, persistent and neighborhood collectives (osu_bcast, osu_barrier, ...)
 nonblocking     osu_i* collectives (overall/compute/pure communication/overlap)
+partitioned     osu_partitioned_latency (the non-blocking columns; meta partitions)
 init            osu_init (columns nprocs, init_min, init_max, init_avg in ms)
 hello           osu_hello (column nprocs)
 ==============  ============================================================================

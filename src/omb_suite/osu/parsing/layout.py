@@ -89,6 +89,7 @@ KINDS = (
     (r"multi-threaded latency", "latency_mt"),
     (r"multi-process latency", "latency_mp"),
     (r"non-blocking", "nonblocking"),
+    (r"\bpartitioned latency", "partitioned"),
     (r"bi-directional bandwidth", "bibw"),
     (r"\bbandwidth\b", "bandwidth"),
     (r"^osu mpi latency (persistent )?test( test| persistent)?$", "latency"),
