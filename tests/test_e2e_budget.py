@@ -18,8 +18,8 @@ run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py', 'osu_coll
 STUDY = ('-p', 'system-openmpi', '-n', 'OsuPt2Pt|OsuCollective%case=osu_(allreduce|bcast)/',
          '-S', 'iterations=100', '-S', 'warmup=10', '-S', 'max_size=1024')
 _TO_GO = re.compile(r'campaign \S+: (\d+) of (\d+) case\(s\) done, (\d+) left; '
-                    r'([\d.]+) node-minutes spent \((?:measured|in dry runs: rehearsed, not '
-                    r'measured)\), ([\d.]+) predicted to go')
+                    r'([\d.]+) node-minutes spent \((?:measured|rehearsed in dry runs: '
+                    r'predicted, not measured)\), ([\d.]+) predicted to go')
 _BOUGHT = re.compile(r'Budget \S+ node-minutes: (\d+) case\(s\) selected, predicted ([\d.]+)')
 
 
@@ -94,8 +94,10 @@ def test_a_campaign_rehearsed_in_dry_runs_covers_the_study_exactly_once(tmp_path
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr
         if 'campaign tune: complete' in out.stdout:
             break
+        _, total, _, spent, _ = _TO_GO.search(out.stdout).groups()
+        # what the rehearsal counts as spent is what its nights bought, never more
+        assert float(spent) <= 3.6 * len(nights) + 1e-6, out.stdout[-2000:]
         if not nights:
-            _, total, _, _, _ = _TO_GO.search(out.stdout).groups()
             forecast = int(re.search(r'at least (\d+) session', out.stdout).group(1))
         nights.append(re.findall(r'^\[ +OK \] \(\s*\d+/\d+\) (OsuCollectiveSweep .*?) /\w+ @',
                                  out.stdout, re.M))

@@ -121,5 +121,5 @@ def test_a_campaign_no_case_of_which_fits_the_budget_does_not_promise_sessions()
 def test_a_rehearsed_campaign_does_not_call_its_dry_runs_measured():
     sel = budget.select([], 5.0)
     sel.done = [case('osu_latency', None, 2, 1, 1.0)]
-    assert '1.2 node-minutes spent (in dry runs: rehearsed, not measured)' in \
+    assert '1.2 node-minutes spent (rehearsed in dry runs: predicted, not measured)' in \
         budget.summary(sel, 'study', spent=1.2, rehearsal=True)[-1]

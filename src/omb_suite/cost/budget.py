@@ -166,7 +166,7 @@ def progress_line(sel: Selection, campaign: str, spent: float, rehearsal: bool =
     """A campaign's progress: cases done and left, node-minutes spent and left, nights
     (``rehearsal``: the cases done are dry runs, their time nothing measured)."""
     total = len(sel.done) + len(sel.chosen) + len(sel.left_out)
-    how = 'in dry runs: rehearsed, not measured' if rehearsal else 'measured'
+    how = 'rehearsed in dry runs: predicted, not measured' if rehearsal else 'measured'
     if not sel.chosen and not sel.left_out:
         return (f'campaign {campaign}: complete, {total} case(s) done, {nm(spent)} '
                 f'node-minutes spent ({how}); nothing left to run')

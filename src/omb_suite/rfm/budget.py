@@ -175,7 +175,9 @@ def choose(cases: list) -> list | None:
     todo = [bc for key, (_, bc) in priced.items() if key not in done_minutes]
     sel = costbudget.select(todo, amount, _winners(runs))
     sel.done = [bc for key, (_, bc) in priced.items() if key in done_minutes]
-    spent = sum(done_minutes.get(bc.key, 0.0) for bc in sel.done)
+    # a rehearsal's dry runs took no node time: what they stand for is their prediction
+    spent = sum(bc.node_minutes if rehearsal else done_minutes.get(bc.key, 0.0)
+                for bc in sel.done)
     for line in costbudget.summary(sel, campaign, spent, rehearsal):
         getlogger().info(line)
     why = costbudget.below_cheapest(sel)
