@@ -12,17 +12,20 @@ from omb_review.cli import main
 from omb_review.report import read_payload
 
 
-def _inject(root: Path, factor: float) -> None:
-    """Make the latest session's latencies ``factor`` slower (synthetic, in the real files)."""
+def _inject(root: Path, factor: float, environ: str | None = "gnu-ompi") -> None:
+    """Make the latest session's latencies of ``environ`` (``None``: of every library)
+    ``factor`` slower (synthetic, in the real files). One library slower is its regression;
+    every library of the session slower is the machine's (the canary)."""
     log = root / "testsys" / "cpu" / "FakeOSUPt2pt.log"
     lines = log.read_text().splitlines()
     header = lines[0].split("|")
     t, v, u = header.index("job_completion_time"), header.index("perf_value"), \
         header.index("perf_unit")
+    e = header.index("environ")
     last = max(line.split("|")[t] for line in lines[1:])
     for n, line in enumerate(lines[1:], 1):
         f = line.split("|")
-        if f[t] == last and f[u] == "us" and f[v] != "null":
+        if f[t] == last and f[u] == "us" and f[v] != "null" and environ in (None, f[e]):
             f[v] = f"{float(f[v]) * factor:.2f}"
             lines[n] = "|".join(f)
     log.write_text("\n".join(lines) + "\n")
@@ -33,6 +36,20 @@ def test_check_passes_on_real_history(multiline, cache, tmp_path, capsys):
     assert main(["check", str(multiline), "--latest", "1", "--cache-dir", str(cache),
                  "--json", str(out)]) == 0
     assert json.loads(out.read_text())["counts"]["regression"] == 0
+
+
+def test_every_library_slower_in_the_same_session_is_shared_not_a_regression(
+        multiline, cache, tmp_path, capsys):
+    _inject(multiline, 1.10, environ=None)
+    out = tmp_path / "check.json"
+    code = main(["check", str(multiline), "--latest", "1", "--confirm", "1", "--cache-dir",
+                 str(cache), "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 5 and "REGRESSION" not in printed
+    assert "SHARED testsys:cpu gnu-ompi" in printed and "SHARED testsys:cpu gnu-mpich" in printed
+    assert "the machine or the system changed" in printed
+    assert main(["check", str(multiline), "--latest", "1", "--confirm", "1", "--cache-dir",
+                 str(cache), "--json", str(out), "--no-canary"]) == 1
 
 
 def test_check_fails_and_names_series_after_10pct_slower_latency(multiline, cache, tmp_path,
