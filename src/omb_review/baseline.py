@@ -35,7 +35,7 @@ import polars as pl
 import yaml
 
 from .detect import Settings, change_points, hampel
-from .series import SERIES_KEYS, grouped, label, worse_when
+from .series import SERIES_KEYS, counts, grouped, label, worse_when
 
 #: Perflog columns (and check attributes) that distinguish a test's measurements, in the
 #: order they are indexed: what runs, where, with which buffers, on how many nodes and ranks,
@@ -126,16 +126,15 @@ def _same_counts(row: dict, ok: list[int]) -> tuple[list[int], str]:
     """The runs with the OSU counts (``-i``/``-x``: what a mode sets) of the series' newest
     run, and what was left out: a reference holds for the mode that will be checked against
     it, and runs of another mode measure something else (as ``check`` compares)."""
-    counts = [(row.get("iterations") or [None] * (max(ok) + 1))[i] for i in ok]
-    warm = [(row.get("warmup") or [None] * (max(ok) + 1))[i] for i in ok]
-    pairs = list(zip(counts, warm, strict=True))
-    newest = pairs[-1]
-    kept = [i for i, pair in zip(ok, pairs, strict=True) if pair == newest]
+    none = [None] * (max(ok) + 1)
+    ran = [counts((row.get("iterations") or none)[i], (row.get("warmup") or none)[i])
+           for i in ok]
+    kept = [i for i, c in zip(ok, ran, strict=True) if c == ran[-1]]
     if len(kept) == len(ok):
         return ok, ""
-    seen = sorted({f"{a or 'default'}/{b or 'default'}" for a, b in pairs if (a, b) != newest})
+    seen = sorted(set(ran) - {ran[-1]})
     return kept, (f"({len(ok) - len(kept)} runs of other OSU counts -i/-x {', '.join(seen)} "
-                  f"left out; these ran {newest[0] or 'default'}/{newest[1] or 'default'})")
+                  f"left out; these ran {ran[-1]})")
 
 
 def _entry(row: dict, keys: tuple, window, s: Settings, limits: Limits, spreads: dict):

@@ -48,6 +48,7 @@ from omb_suite.machine import node_state
 from . import sessions
 from .detect import Settings, Verdict, bh_adjust, change_points, hampel
 from .series import SERIES_KEYS, grouped, label, threshold_for, worse_when
+from .series import counts as run_counts
 
 #: Run attributes a verdict reports per window: what software was judged.
 SOFTWARE = ("environ", "mpi_version", "osu_version")
@@ -352,7 +353,7 @@ def runs(frame: pl.DataFrame) -> list[Run]:
                 for f in SOFTWARE}
     text = {f: g[f].explode(empty_as_null=False).cast(pl.String).to_numpy()
             for f in ("session_id", "node_state", "iterations", "warmup")}
-    counts = np.array([f"{i or 'default'}/{w or 'default'}"
+    counts = np.array([run_counts(i, w)
                        for i, w in zip(text["iterations"], text["warmup"], strict=True)])
     meta = g.select("jobid", "session_tag", "node_state")
 

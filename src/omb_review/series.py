@@ -56,6 +56,12 @@ def worse_when(unit: str | None) -> int:
     return exact.get(text, folded.get(text.casefold(), 0))
 
 
+def counts(iterations, warmup) -> str:
+    """OSU's ``-i``/``-x`` of a run as logged, ``2000/200`` (``default`` where not set): what
+    a mode sets, and runs of different counts measure different things."""
+    return f"{iterations or 'default'}/{warmup or 'default'}"
+
+
 def with_size(frame: pl.DataFrame) -> pl.DataFrame:
     """Add ``metric`` and ``size`` (bytes) split from variable names like ``latency_8``."""
     var = pl.col("perf_var").cast(pl.String)
