@@ -7,8 +7,8 @@ DATA: folders recorded by ``benchmarks/gate_record.py``: each a set of
 sessions with its ``sessions.jsonl`` (label ``aa`` or ``regression``, the benchmarks a
 regression is expected to move) and its perflogs; default: every set of tests/data/gate.
 The A/A sessions of each system are one history, in recording order, re-timed one night
-apart (the order and every value as recorded). Every verdict below is ``omb_review.check.check``
-at its defaults, the function ``omb-review check`` runs:
+apart (the order and every value as recorded). Every verdict below is
+``omb_review.judge.check.check`` at its defaults, the function ``omb-review check`` runs:
 
 - **nightly, A/A**: after each A/A night with a baseline (min_baseline + confirm nights), the
   gate at its defaults on the history so far: exit 1 is a false alarm (nothing changed);
@@ -42,10 +42,10 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_review import gate
-from omb_review.check import EXIT_SHARED, check
-from omb_review.detect import Settings
-from omb_review.ingest import load
+from omb_review.judge import gate
+from omb_review.judge.check import EXIT_SHARED, check
+from omb_review.judge.detect import Settings
+from omb_review.read.ingest import load
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "gate"
@@ -144,7 +144,7 @@ def _curve(keys: dict) -> pl.Expr:
 
 def _position(keys: dict) -> dict:
     """The curve's keys but its library: the curve and its canaries (the same curve of the other
-    libraries of the sessions, omb_review.canary)."""
+    libraries of the sessions, omb_review.judge.canary)."""
     return {k: v for k, v in keys.items() if k != "lineage"}
 
 

@@ -174,7 +174,7 @@ def stage(name: str, root: Path, cache: Path) -> dict:
             verdicts = json.loads(out.read_text())
             rows = verdicts["counts"] | {"exit": code, "injected": injected(verdicts)}
         else:
-            from omb_review.ingest import load
+            from omb_review.read.ingest import load
 
             rows = load(root, cache_dir=cache).frame.height
     seconds = time.perf_counter() - t0

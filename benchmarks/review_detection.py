@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from omb_review import gate
-from omb_review.cli import parse_override
-from omb_review.detect import Settings
-from omb_review.ingest import load
-from omb_review.series import label, threshold_for, worse_when
+from omb_review.arguments import parse_override
+from omb_review.judge import gate
+from omb_review.judge.detect import Settings
+from omb_review.read.ingest import load
+from omb_review.read.series import label, threshold_for, worse_when
 
 
 def _judge(run: gate.Run, values: np.ndarray, end: int, args, s: Settings, over):

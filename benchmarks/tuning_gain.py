@@ -55,7 +55,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from omb_review import narrow
+from omb_review.tuning import narrow
 from omb_suite.tuning import stats as tuning_stats
 
 REPO = Path(__file__).resolve().parents[1]

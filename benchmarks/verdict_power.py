@@ -51,10 +51,10 @@ from pathlib import Path
 
 import numpy as np
 
-from omb_review import gate
-from omb_review.detect import Settings
-from omb_review.ingest import load
-from omb_review.series import worse_when
+from omb_review.judge import gate
+from omb_review.judge.detect import Settings
+from omb_review.read.ingest import load
+from omb_review.read.series import worse_when
 from omb_suite.cost import fit as costfit
 from omb_suite.cost import iterations
 from omb_suite.cost import model as costmodel

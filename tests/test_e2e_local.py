@@ -25,8 +25,8 @@ from rfm_helpers import (
     perflog,
 )
 
-from omb_review.curves import load_curves
-from omb_review.ingest import load
+from omb_review.read.curves import load_curves
+from omb_review.read.ingest import load
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('placement_probe.py', 'osu_pt2pt.py'))
 TRAP = {'OMB_SYSTEMS_PATH': str(REPO / 'tests/data/systems')}
@@ -169,6 +169,6 @@ def test_a_reference_missed_on_a_busy_node_says_the_node_was_busy(tmp_path):
     assert 'performance error: the node was busy: other work took' in (
         out.stdout), out.stdout
     assert 'this run does not measure the MPI, run it again on a quiet node' in out.stdout
-    from omb_review.gate import runs
+    from omb_review.judge.runs import runs
     (run, *_) = runs(load(tmp_path / 'results', use_cache=False).frame)
     assert run.busy.all()

@@ -21,7 +21,7 @@ from rfm_helpers import (
 )
 from testdata import REPO
 
-from omb_review.detect import Settings, noise
+from omb_review.judge.detect import Settings, noise
 from omb_suite.cost import fit as costfit
 from omb_suite.cost import iterations
 from omb_suite.osu import counts as osu_counts

@@ -159,3 +159,76 @@ def test_check_files_hold_parameters_and_nothing_else(path):
 @pytest.mark.parametrize('path', [*PURE, *LIGHT, *LAYER], ids=lambda p: p.name)
 def test_library_files_stay_short(path):
     assert len(path.read_text().splitlines()) <= 350, f'{path.name}: split it by concept'
+
+
+REVIEW = REPO / 'src' / 'omb_review'
+#: The packages of src/omb_review and the packages each may import (besides itself, the pure
+#: packages of omb_suite and data files). docs/maintaining.md, "Trend review", draws it; the
+#: command line (:data:`REVIEW_TOP`) sits above them all.
+REVIEW_ARROWS: dict[str, set[str]] = {
+    'read': set(),
+    'judge': {'read'},
+    'references': {'read', 'judge'},
+    'tuning': {'read', 'judge'},
+    'report': {'read', 'judge', 'tuning'},
+}
+REVIEW_TOP = {'__init__', 'cli', 'arguments'}
+#: The review's one ReFrame import: a site's configuration read by ReFrame's own loader.
+REVIEW_READS_REFRAME = {REVIEW / 'read' / 'siteconfig.py': ('reframe.core.config',)}
+REVIEW_FILES = sorted(REVIEW.rglob('*.py'))
+
+
+def _review_unit(path: Path) -> str:
+    parts = path.relative_to(REVIEW).parts
+    return parts[0] if len(parts) > 1 else path.stem
+
+
+@pytest.mark.parametrize('path', REVIEW_FILES, ids=lambda p: str(p.relative_to(REVIEW)))
+def test_the_review_imports_no_reframe_and_no_layer_of_the_suite(path):
+    allowed = REVIEW_READS_REFRAME.get(path, ())
+    for module, _ in imports(path):
+        if module.startswith('reframe'):
+            assert module in allowed, f'{path.name} imports {module}: the review reads perflogs'
+        assert not module.startswith(('omb_suite.rfm', 'omb_suite.setup')), module
+
+
+@pytest.mark.parametrize('path', REVIEW_FILES, ids=lambda p: str(p.relative_to(REVIEW)))
+def test_the_review_packages_follow_their_arrows(path):
+    unit = _review_unit(path)
+    if unit in REVIEW_TOP:
+        return
+    allowed = {unit} | REVIEW_ARROWS[unit]
+    for module, names in imports(path):
+        parts = module.split('.')
+        if parts[0] != 'omb_review':
+            continue
+        targets = set(names) if len(parts) == 1 else {parts[1]}
+        stray = targets - allowed
+        assert not stray, (f'{path.relative_to(REVIEW)} imports {sorted(stray)}: '
+                           f'not an arrow of {unit}')
+
+
+def test_the_review_has_its_packages_and_no_loose_module():
+    packages = {p.parent.name for p in REVIEW.glob('*/__init__.py')}
+    assert packages == set(REVIEW_ARROWS), 'add the package to REVIEW_ARROWS and the picture'
+    loose = [p.name for p in REVIEW.glob('*.py') if p.stem not in REVIEW_TOP]
+    assert not loose, f'{loose}: move each into the package of what it does'
+    tuple(TopologicalSorter(REVIEW_ARROWS).static_order())
+
+
+def test_the_review_picture_in_maintaining_md_is_its_arrows():
+    text = (REPO / 'docs' / 'maintaining.md').read_text()
+    block = text.split('**Trend review**', 1)[1].split('```text\n', 1)[1].split('```', 1)[0]
+    drawn = {}
+    for line in block.splitlines():
+        name, _, targets = line.partition('->')
+        drawn[name.strip()] = set(re.findall(r'\w+', targets))
+    assert drawn == REVIEW_ARROWS
+
+
+@pytest.mark.parametrize('path', REVIEW_FILES, ids=lambda p: str(p.relative_to(REVIEW)))
+def test_review_files_stay_short_and_import_no_private_name(path):
+    assert len(path.read_text().splitlines()) <= 350, f'{path.name}: split it by concept'
+    for module, names in imports(path):
+        private = [n for n in names if n.startswith('_') and n != '__future__']
+        assert not private, f'{path.name} imports {private} from {module}'

@@ -18,8 +18,8 @@ from rfm_helpers import (
 )
 from testdata import DATA
 
-from omb_review import procurement
-from omb_review.procurement import main
+from omb_review.report import procurement
+from omb_review.report.procurement import main
 
 run_reframe = partial(rfm_helpers.run_reframe, checks=('osu_pt2pt.py',))
 

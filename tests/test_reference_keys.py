@@ -16,7 +16,7 @@ import pytest
 import yaml
 from rfm_helpers import REPO, cuda_aware_mpi_bin, fake_osu_tree, run_reframe, write_registry
 
-from omb_review.baseline import INDEX_COLUMNS
+from omb_review.references.baseline import INDEX_COLUMNS
 
 REFERENCES = REPO / 'reframe' / 'references'
 #: (system, mode, check directories) dry-run: the verdict set and procurement checks on every

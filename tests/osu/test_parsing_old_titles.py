@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from omb_review.cli import main
-from omb_review.importer import title_entry
-from omb_review.ingest import load
+from omb_review.read.importer import title_entry
+from omb_review.read.ingest import load
 from omb_suite.osu.parsing import layout as L
 from omb_suite.osu.parsing import parse_osu_output
 

@@ -8,10 +8,10 @@ import polars as pl
 import pytest
 import yaml
 
-from omb_review import baseline
 from omb_review.cli import main
-from omb_review.ingest import load
-from omb_review.series import grouped
+from omb_review.read.ingest import load
+from omb_review.read.series import grouped
+from omb_review.references import baseline
 
 DATA = Path(__file__).parent / "data"
 
@@ -211,7 +211,7 @@ def test_a_rate_noisier_than_its_value_gets_reframes_least_lower_bound_and_says_
     need a lower bound below -1, which ReFrame refuses ("invalid low threshold value")."""
     from datetime import datetime, timedelta
 
-    from omb_review.detect import Settings
+    from omb_review.judge.detect import Settings
 
     t0 = datetime(2026, 1, 1)
     values = [1000.0, 1100.0, 900.0, 20.0, 1050.0, 980.0, 30.0, 1020.0]
@@ -227,7 +227,7 @@ def test_runs_of_another_mode_are_left_out_of_a_reference_and_said():
     reference is for the mode that will be checked against it, the newest run's."""
     from datetime import datetime, timedelta
 
-    from omb_review.detect import Settings
+    from omb_review.judge.detect import Settings
 
     t0 = datetime(2026, 1, 1)
     row = {"unit": "us", "perf_var": "latency_8", "value": [2.0, 2.1, 1.9, 9.0, 2.0, 2.05],

@@ -1,4 +1,4 @@
-"""The other libraries of a session as each library's canary (omb_review.canary): a move they
+"""The other libraries of a session as each library's canary (omb_review.judge.canary): a move they
 share is the machine's; a library's own move beyond them is still its regression."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import polars as pl
 
-from omb_review import gate
-from omb_review.check import EXIT_REGRESSION, EXIT_SHARED, check
-from omb_review.detect import Settings
+from omb_review.judge import gate
+from omb_review.judge.check import EXIT_REGRESSION, EXIT_SHARED, check
+from omb_review.judge.detect import Settings
 
 KEYS = {"system": "sim", "partition": "cpu", "buffers": "H H", "test": "OSULatency",
         "benchmark": "osu_latency", "placement": "intra_node", "algorithm": None,

@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from omb_review.cli import main
-from omb_review.report import read_payload
+from omb_review.report.page import read_payload
 
 
 def _inject(root: Path, factor: float, environ: str | None = "gnu-ompi") -> None:
@@ -100,7 +100,7 @@ def test_missing_directory_says_what_to_do(tmp_path, capsys):
 
 
 def test_frame_has_no_regression_rows_without_values(multiline, cache):
-    from omb_review.ingest import load
+    from omb_review.read.ingest import load
 
     f = load(multiline, cache_dir=cache).frame
     assert f.filter(pl.col("result") == "pass")["value"].null_count() == 0

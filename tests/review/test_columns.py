@@ -12,8 +12,8 @@ import polars as pl
 import pytest
 from conftest import DATA
 
-from omb_review.ingest import load
-from omb_review.series import grouped, label
+from omb_review.read.ingest import load
+from omb_review.read.series import grouped, label
 
 OLD = DATA / "oldcolumns"  # real runs of this suite's checks before the columns existed
 NEW_COLUMNS = ("window_size", "processes", "rma_window", "rma_sync")

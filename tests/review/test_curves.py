@@ -12,10 +12,10 @@ import pytest
 from conftest import DATA
 
 from omb_review.cli import main
-from omb_review.curves import load_curves, report_frame
-from omb_review.ingest import load
-from omb_review.report import read_payload
-from omb_review.series import with_size
+from omb_review.read.curves import load_curves, report_frame
+from omb_review.read.ingest import load
+from omb_review.read.series import with_size
+from omb_review.report.page import read_payload
 
 CURVES = DATA / "curves"
 PT2PT_SIZES = [2**i for i in range(23)]  # OSU 7.3's default sweep, 1 B to 4 MiB

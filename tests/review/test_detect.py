@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import polars as pl
 
-from omb_review import gate
-from omb_review.detect import Settings
+from omb_review.judge import gate
+from omb_review.judge.detect import Settings
 
 KEYS = {"system": "sim", "partition": "cpu", "lineage": "gnu-ompi", "environ": "gnu-ompi",
         "mpi_family": "openmpi", "mpi_version": "4.1.4", "osu_version": "7.4", "buffers": "H H",
@@ -183,7 +183,7 @@ def test_a_size_that_moved_alone_is_not_named():
 
 
 def test_fdr_control_keeps_strong_regressions_and_drops_what_noise_explains():
-    from omb_review.detect import Verdict
+    from omb_review.judge.detect import Verdict
 
     def result(p: float) -> gate.SeriesResult:
         status = "regression" if p <= 0.01 else "ok"

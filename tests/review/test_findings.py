@@ -9,12 +9,12 @@ from pathlib import Path
 
 from conftest import DATA
 
-from omb_review import gate
-from omb_review.changes import what_changed
 from omb_review.cli import main
-from omb_review.detect import Settings
-from omb_review.findings import CURVE_KEYS, Finding, size_text
-from omb_review.ingest import load
+from omb_review.judge import gate
+from omb_review.judge.detect import Settings
+from omb_review.judge.findings import CURVE_KEYS, Finding, size_text
+from omb_review.judge.run_changes import what_changed
+from omb_review.read.ingest import load
 
 COLUMNS = ("job_completion_time|result|system|partition|environ|name|jobid|job_nodelist|"
            "num_nodes|num_tasks|benchmark|placement|buffers|mpi_family|mpi_version|osu_version|"

@@ -1,9 +1,9 @@
-"""The fleet matrix's colours and its limit (omb_review.fleet_matrix)."""
+"""The fleet matrix's colours and its limit (omb_review.report.fleet_matrix)."""
 
 from __future__ import annotations
 
-from omb_review import fleet_matrix
-from omb_review.fleet import Run
+from omb_review.judge.fleet import Run
+from omb_review.report import fleet_matrix
 from omb_suite.fleet import culprit
 
 

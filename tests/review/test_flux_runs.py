@@ -11,7 +11,7 @@ from conftest import DATA
 from testdata import REPO
 
 from omb_review.cli import main
-from omb_review.report import read_payload
+from omb_review.report.page import read_payload
 
 USERNETES = REPO / 'tests/data/osu-world/usernetes-azure'
 #: what the outputs do not say (README of converged-computing/usernetes-azure): where they ran

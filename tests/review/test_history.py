@@ -13,10 +13,10 @@ import pytest
 from conftest import DATA
 
 from omb_review.cli import EXIT_NOTHING_JUDGED, main
-from omb_review.ingest import load
-from omb_review.report import read_payload
-from omb_review.rfm3 import NO_VALUES
-from omb_review.series import grouped
+from omb_review.read.ingest import load
+from omb_review.read.rfm3 import NO_VALUES
+from omb_review.read.series import grouped
+from omb_review.report.page import read_payload
 
 
 def _load(tree: Path):

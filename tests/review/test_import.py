@@ -11,8 +11,8 @@ import pytest
 from conftest import DATA, REPO
 
 from omb_review.cli import EXIT_USAGE, main
-from omb_review.ingest import load
-from omb_review.series import grouped
+from omb_review.read.ingest import load
+from omb_review.read.series import grouped
 
 OSU = REPO / "tests" / "data" / "osu"  # real OSU 7.4 runs on the development VM
 WORLD = REPO / "tests" / "data" / "osu-world"

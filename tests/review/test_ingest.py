@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from omb_review.ingest import load
+from omb_review.read.ingest import load
 
 DATA = Path(__file__).parent / "data"
 
@@ -184,7 +184,7 @@ def test_a_record_in_a_perflog_and_a_report_keeps_what_either_knows(tmp_path, ca
 def test_dry_run_records_are_left_out_and_said():
     """``reframe --dry-run`` logs records that pass with no job and no value: nothing was
     measured, so no series (or 'every run failed') may come of them."""
-    from omb_review.ingest import load
+    from omb_review.read.ingest import load
 
     ds = load(Path(__file__).parent / "data" / "dry-run", use_cache=False)
     assert ds.frame.height == 0

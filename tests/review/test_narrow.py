@@ -1,4 +1,4 @@
-"""``omb-review tune --narrow``: rules narrowed to where the proof held (omb_review.narrow),
+"""``omb-review tune --narrow``: rules narrowed to where the proof held (omb_review.tuning.narrow),
 from real comparisons (tests/data/tuning/comparisons/README.md)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 from test_tune import SETTINGS, STEADY, points
 
-from omb_review import narrow, tune
 from omb_review.cli import main
+from omb_review.tuning import narrow, tune
 from omb_suite.tuning import rules as tuning
 from omb_suite.tuning.rules import DEFAULT
 

@@ -1,4 +1,4 @@
-"""The review knows when OSU changed the benchmark (omb_review.osu_changes): a series across
+"""The review knows when OSU changed the benchmark (omb_review.judge.osu_releases): a series across
 OSU 7.4 -> 7.5 is split where the reductions' default datatype became MPI_INT, never judged
 as the MPI's regression; a benchmark OSU did not change is judged across the same upgrade.
 
@@ -17,8 +17,8 @@ import pytest
 from conftest import DATA, worsen
 
 from omb_review.cli import main
-from omb_review.ingest import load
-from omb_review.osu_changes import split
+from omb_review.judge.osu_releases import split
+from omb_review.read.ingest import load
 
 NOTE = 'OSU 7.4 -> 7.5: osu_allreduce now MPI_INT (was MPI_CHAR)'
 

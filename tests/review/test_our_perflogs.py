@@ -9,7 +9,7 @@ from pathlib import Path
 from conftest import DATA, worsen
 
 from omb_review.cli import main
-from omb_review.report import read_payload
+from omb_review.report.page import read_payload
 
 OURS = DATA / "ours"
 BASELINE = "2026-11-22T08:15:19..2026-11-22T08:16:26"

@@ -12,11 +12,11 @@ import polars as pl
 import pytest
 from conftest import DATA, REPO
 
-from omb_review import plots
-from omb_review.ingest import load
-from omb_review.plots import Raw
-from omb_review.report import procurement_table, read_payload, to_json
-from omb_review.series import with_size
+from omb_review.read.ingest import load
+from omb_review.read.series import with_size
+from omb_review.report import plots
+from omb_review.report.page import procurement_table, read_payload, to_json
+from omb_review.report.plots import Raw
 
 
 @pytest.fixture(scope="module")

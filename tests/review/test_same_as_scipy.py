@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from omb_review.detect import bh_adjust
-from omb_review.mannwhitney import p_value
+from omb_review.judge.detect import bh_adjust
+from omb_review.judge.mannwhitney import p_value
 
 
 @pytest.mark.parametrize("n1,n2", [(1, 3), (1, 30), (3, 30), (5, 8), (8, 8), (9, 9), (10, 40),

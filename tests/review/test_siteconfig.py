@@ -7,7 +7,7 @@ import re
 from conftest import DATA, REPO
 
 from omb_review.cli import main
-from omb_review.siteconfig import link_peaks
+from omb_review.read.siteconfig import link_peaks
 
 SETTINGS = REPO / "reframe/config/settings.py"
 SITE = """\

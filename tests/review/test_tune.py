@@ -10,8 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from omb_review import detect, tune
 from omb_review.cli import main
+from omb_review.judge import detect
+from omb_review.tuning import tune
 from omb_suite.tuning import rules as tuning
 from omb_suite.tuning.rules import DEFAULT
 
@@ -121,15 +122,15 @@ def test_the_table_names_each_step_with_its_gain():
 
 
 def test_the_report_shows_the_recommendation_or_says_why_there_is_none():
-    from omb_review import report
+    from omb_review.report import page
 
     frame = points({DEFAULT: {1: STEADY, 1024: STEADY},
                     'knomial': {1: STEADY, 1024: [v * 0.5 for v in STEADY]}})
     found, said = tune.studies(frame, 'core', 0.05, SETTINGS)
-    page = report.tuning_table(found, said)
-    assert "id='tuning-table'" in page and '<td>knomial</td>' in page
+    html = page.tuning_table(found, said)
+    assert "id='tuning-table'" in html and '<td>knomial</td>' in html
     same = points({DEFAULT: {8: STEADY}, 'chain': {8: STEADY}})
-    assert 'nothing to recommend' in report.tuning_table(*tune.studies(same, 'core', 0.05,
+    assert 'nothing to recommend' in page.tuning_table(*tune.studies(same, 'core', 0.05,
                                                                       SETTINGS))
 
 

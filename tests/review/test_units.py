@@ -8,7 +8,7 @@ import pytest
 from conftest import DATA
 
 from omb_review.cli import main
-from omb_review.series import worse_when
+from omb_review.read.series import worse_when
 from omb_suite.osu import catalogue
 from omb_suite.osu.parsing import layout
 

@@ -10,10 +10,10 @@ import polars as pl
 import pytest
 from upgrade_scenario import Session, write
 
-from omb_review.check import EXIT_NEW_SERIES, EXIT_REGRESSION
 from omb_review.cli import main
-from omb_review.ingest import load
-from omb_review.lineage import without_version
+from omb_review.judge.check import EXIT_NEW_SERIES, EXIT_REGRESSION
+from omb_review.read.ingest import load
+from omb_review.read.lineage import without_version
 
 OLD = Session("mod-openmpi-4_1_5")
 SLOWER = {"us": 1.5, "MB/s": 0.6}  # synthetic: the upgraded library's latency x1.5, bw x0.6

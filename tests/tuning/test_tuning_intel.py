@@ -67,7 +67,7 @@ def test_a_load_that_cannot_be_proven_never_slower_is_not_written_with_the_reaso
     omb-review tune writes no file unless --allow-unproven, and says why."""
     import json
 
-    from omb_review import tune, tune_output
+    from omb_review.tuning import tune, tune_output
 
     assert 'cannot be proven never slower' in tuning_files.unsafe('intel-mpi', VERSION, [BCAST])
     assert tuning_files.unsafe('openmpi', '4.1.4', [Rule('bcast', 2, 1, (Step(0, 'chain'),),

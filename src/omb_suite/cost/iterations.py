@@ -7,7 +7,7 @@ one per size range) are the smallest with which the gate (``omb-review check``) 
 ``step`` at ``power`` at every size, or, where even OSU's defaults cannot, loses at most
 ``power_loss`` of the defaults' power.
 
-- Spread: the gate's own estimator (``omb_review.detect.noise``: successive differences, a
+- Spread: the gate's own estimator (``omb_review.judge.detect.noise``: successive differences, a
   two-state or drifting series barely moves it) relative to the median.
 - How the spread shrinks with iterations: ``s(n) = s(n0) * (n0 / n) ** exponent``, the
   exponent per OSU loop and size band measured with real OSU runs (``data/iterations.yaml``,
@@ -109,7 +109,7 @@ def fit_exponents(cells: dict[tuple[str, str, int], dict[int, list[float]]]
 
 
 def spread(values: Iterable[float]) -> float:
-    """Relative run-to-run spread: ``omb_review.detect.noise`` over the median (the same
+    """Relative run-to-run spread: ``omb_review.judge.detect.noise`` over the median (the same
     estimator the gate uses; ``tests/test_iterations.py`` keeps them equal). Plain Python, not
     numpy: this module is imported at every ReFrame start, numpy's import took 0.14 s."""
     y = [float(v) for v in values]

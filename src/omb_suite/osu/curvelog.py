@@ -13,7 +13,7 @@ run that produced a table, the check appends one line to
 
 ``system``, ``partition``, ``environ``, ``name`` and ``jobid`` are the perflog's columns of the
 same name and ``job_completion_time_unix`` the time the perflog prints (to the second), so
-``omb_review.curves`` joins each curve to its perflog records.  Rows hold the table's columns
+``omb_review.read.curves`` joins each curve to its perflog records.  Rows hold the table's columns
 in order (numbers, or text for OSU's ``Pass``/``Fail`` validation column).
 """
 

@@ -1,6 +1,6 @@
 """A tuning recommendation, as the library's own tuning file is written from it.
 
-``omb-review tune`` (:mod:`omb_review.tune`) turns proven algorithm sweeps into :class:`Rule`
+``omb-review tune`` (:mod:`omb_review.tuning.tune`) turns proven algorithm sweeps into :class:`Rule`
 objects: per collective and communicator size, the algorithm to use from each message size up
 (OSU's size, in bytes, as the sweep measured it), ``default`` where the library's own choice was
 as fast. A family's record (``data/families/<family>.yaml``, part ``tuning``) says which file

@@ -1,6 +1,6 @@
 """The ratio tuned/default of one cell (collective, scale, message size) with its confidence
 interval: the Hodges-Lehmann interval of the Mann-Whitney test that the gate uses
-(:mod:`omb_review.mannwhitney`), on log latencies, so that the shift it estimates is a ratio.
+(:mod:`omb_review.judge.mannwhitney`), on log latencies, so that the shift it estimates is a ratio.
 
 From ``m`` default and ``n`` tuned latencies: the ``m * n`` differences
 ``log(tuned_j) - log(default_i)``, sorted; the estimate is their median, the interval runs from
@@ -42,7 +42,7 @@ class Interval:
 def orderings(m: int, n: int) -> tuple[float, ...]:
     """Orderings of ``m`` x- and ``n`` y-values per U = 0 .. m*n (U: pairs with x > y): the
     exact null distribution of the Mann-Whitney U, the same for (n, m). The one place it is
-    counted: the gate's test (:mod:`omb_review.mannwhitney`) reads it too."""
+    counted: the gate's test (:mod:`omb_review.judge.mannwhitney`) reads it too."""
     return _orderings(min(m, n), max(m, n))
 
 
