@@ -27,7 +27,7 @@ RECORDS = REPO / "src" / "omb_suite" / "data" / "families"
 TABLES = REPO / "src" / "omb_suite" / "data" / "algorithms"
 MPI5 = DATA / "mpi5"
 CACHED = (families.names, families.get, families._raw, families.usable, families.precedence,
-          alg.with_tables, alg.load_table)
+          alg.with_tables, alg.load_table, alg.offered_by)
 Edit = Callable[[Path, Path], None]
 
 
