@@ -37,12 +37,15 @@ def test_an_algorithm_number_that_is_not_a_whole_number_is_refused_at_load(famil
     entry = next(e for e in data['blocks'][-1]['collectives'].values() if e.get('algorithms'))
     name = next(iter(entry['algorithms']))
     entry['algorithms'][name] = value
-    with pytest.raises(alg.AlgorithmError, match=rf"data/algorithms/{family}\.yaml .*"
-                                                 rf"'{name}': .*expected a whole number each"):
+    with pytest.raises(alg.AlgorithmError, match=rf"^data/algorithms/{family}\.yaml: "
+                                                 rf"blocks\[\d\]\.collectives\.\w+\.algorithms\."
+                                                 rf"{name}: expected a whole number >= 0"):
         alg._validate(family, data)
 
-@pytest.mark.parametrize("family", alg.with_tables())
+
+@pytest.mark.parametrize("family", sorted(p.stem for p in DATA.glob("*.yaml")))
 def test_data_file_parses_and_validates(family):
+    """Over the table files, not ``with_tables()``: a bad table, left out of that, fails here."""
     raw = yaml.safe_load((DATA / f"{family}.yaml").read_text())
     assert raw["family"] == family
     alg.load_table(family)  # schema check: raises on duplicates, bad ranges, 'default' names

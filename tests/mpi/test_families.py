@@ -77,6 +77,10 @@ def _faulty(change: str, value: object) -> dict:
     ("spack", ["openmpi", "mpich"],
      r"spack: \['mpich'\] also in data/families/mpich\.yaml: one library, one family record"),
     ("modules", ["openmpi", "impi"], r"modules: \['impi'\] also in data/families/intel-mpi\.yaml"),
+    ("library", "MPICH", r"library: 'MPICH' also in data/families/mpich\.yaml: one library"),
+    ("recognise.library_version", "^MPICH Version:\\s*(\\S+)",
+     r"recognise\.library_version: .* also in data/families/mpich\.yaml: one library"),
+    ("tuning.versions", None, r"tuning\.versions: expected a non-empty string, got None"),
 ])
 def test_synthetic_record_faults_are_refused_at_load_naming_file_and_key(key, value, message):
     """Each fault a maintainer met (an empty tool list passed every test; a null pattern

@@ -5,7 +5,8 @@ proven, how GPU awareness is read, which tool lists its algorithms, its module a
 Every key is required and its value checked when the record is loaded (:data:`SCHEMA`, with
 :mod:`omb_suite.mpi.records`: types, non-empty lists, non-null patterns with the groups the code
 reads, the known values of :data:`VOCABULARY`), and so are its cross-references (its dialect
-in ``data/launchers/``, its table in ``data/algorithms/``, the family it ``derives_from``): a
+in ``data/launchers/``, its table in ``data/algorithms/``, the family it ``derives_from``, with
+no loop; no library, Spack package, module or recognition pattern another record declares): a
 bad record is refused naming the file and the key, so a family cannot be half-added, and what
 looks across families (:func:`usable`) leaves it out with a warning, so it fails its own
 family only. Recognition tries a family before the one it ``derives_from``
@@ -124,20 +125,17 @@ def validate(where: str, family: str, record: Any) -> None:
                           f'(known: {", ".join(names())})')
     chain = [family]
     while base is not None and base in names():
-        if base in chain:
+        if base == family:
             raise FamilyError(f'{where}: derives_from: a cycle, {" -> ".join([*chain, base])}: '
-                              f'a family derives from one it is not a base of')
+                              f'a family derives from one it is not a base of (set '
+                              f'derives_from to the family it is built on, or null)')
+        if base in chain:
+            break  # a cycle further up, not through this record: refused in its own records
         chain.append(base)
         base = _raw(base).get('derives_from')
-    for key in ('spack', 'modules'):
-        for other in names():
-            shared = sorted(set(record[key]) & set(_raw(other).get(key) or ())) \
-                if other != family else []
-            if shared:
-                raise FamilyError(f'{where}: {key}: {shared} also in data/families/{other}.yaml: '
-                                  f'one library, one family record (a library built on '
-                                  f"another's is a record that derives_from it, with its "
-                                  f'own names)')
+    for other in names():
+        if other != family:
+            _one_library(where, family, record, other)
     if record['launch']['mpirun'] not in dialects.names():
         raise FamilyError(f"{where}: launch.mpirun: no dialect {record['launch']['mpirun']!r} "
                           f'in data/launchers/ (known: {", ".join(dialects.names())})')
@@ -149,9 +147,51 @@ def validate(where: str, family: str, record: Any) -> None:
     if gpu['probe'] == 'env':
         for key in ('variable', 'enabled'):
             check(where, gpu.get(key), Text(), f'gpu.{key}', FamilyError)
+    for key in ('versions', 'file') if record['tuning']['kind'] is not None else ():
+        check(where, record['tuning'][key], Text(), f'tuning.{key}', FamilyError)
     if record['tuning']['kind'] is None and record['tuning']['why'] is None:
         raise FamilyError(f'{where}: tuning.why: expected why the family has no tuning file '
                           f'(tuning.kind is null)')
+
+
+def _norm(name: Any) -> str:
+    return re.sub(r'[^a-z0-9]', '', str(name).lower())
+
+
+def _one_library(where: str, family: str, record: dict[str, Any], other: str) -> None:
+    """Refuse a record that declares a library ``other``'s record declares too (a Spack package
+    or module, the library's name, a recognition pattern): where one of the two is named after
+    what they share it keeps it, and only the other is refused; otherwise both are."""
+    theirs = _raw(other)
+    found = [(k, sorted(set(record[k]) & set(theirs.get(k) or ()))) for k in ('spack', 'modules')]
+    found = [(k, v, family in v, other in v) for k, v in found if v]
+    if _norm(record['library']) == _norm(theirs.get('library')):
+        found.append(('library', record['library'], _owns(family, record, record['library']),
+                      _owns(other, theirs, record['library'])))
+    for key in ('library_version', 'mpirun_version', 'tool_output'):
+        pattern = record['recognise'][key]
+        if pattern == _part(theirs, 'recognise').get(key):
+            found.append((f'recognise.{key}', pattern, _owns(family, record, pattern),
+                          _owns(other, theirs, pattern)))
+    for key, shared, mine, its in found:
+        if its or not mine:
+            raise FamilyError(f'{where}: {key}: {shared!r} also in data/families/{other}.yaml: '
+                              f'one library, one family record (a library built on '
+                              f"another's is a record that derives_from it, with its own "
+                              f'names and patterns; the record named after the library keeps '
+                              f'them)')
+
+
+def _part(record: dict[str, Any], key: str) -> dict[str, Any]:
+    return record[key] if isinstance(record.get(key), dict) else {}
+
+
+def _owns(family: str, record: dict[str, Any], shared: str) -> bool:
+    """Whether ``family`` is named after its library and ``shared`` names every word of it
+    (openmpi, ``Open MPI``, ``^Open MPI v(...)``): it keeps what another record shares."""
+    library = str(record.get('library'))
+    words = re.findall(r'[a-z0-9]+', library.lower())
+    return _norm(family) in _norm(library) and all(w in _norm(shared) for w in words)
 
 
 @cache
@@ -188,12 +228,12 @@ def precedence() -> tuple[str, ...]:
 
 
 def based_on(family: str) -> tuple[str, ...]:
-    """The families ``family`` derives from, nearest first."""
+    """The families ``family`` derives from, nearest first (up to a refused record's)."""
     chain = []
     base = get(family)['derives_from']
     while base is not None and base not in chain:
         chain.append(base)
-        base = get(base)['derives_from']
+        base = get(base)['derives_from'] if base in usable() else None  # a refused record
     return tuple(chain)
 
 

@@ -59,8 +59,6 @@ def _mca(template: dict[str, Any], forced: Forced) -> dict[str, Any]:
             _variable(template, forced, component): forced.value}
 
 
-#: Kinds whose variable takes the algorithm's number (the library's enum), not its name.
-NUMBERED = ('mca', 'preset')
 #: ``forcing.kind`` of a family record -> the environment that forces one algorithm.
 KINDS: dict[str, Callable[[dict[str, Any], Forced], dict[str, Any]]] = {
     'cvar': _one_variable, 'preset': _one_variable, 'mv2': _table_variable, 'mca': _mca}

@@ -4,12 +4,14 @@ values of an enumeration, and no unknown key.
 
 A schema is a tree of :class:`Spec` (:class:`Fields` for a mapping with fixed keys,
 :class:`Table` for one with free keys, :class:`Items` for a list, :class:`Text`,
-:class:`Flag`, :class:`Count`, :class:`OneOf`; :class:`Either` for the first of several that fits).
+:class:`Flag`, :class:`Count`, :class:`Number`, :class:`OneOf`; :class:`Either` for the first
+of several that fits).
 :func:`check` refuses the first value that does not fit with one message naming the file,
 the dotted key and what is expected there, e.g. ``data/families/openmpi.yaml:
 recognise.tools: expected a non-empty list of (a non-empty string), got [] (empty)``.
 The records that use it: the MPI families (:mod:`omb_suite.mpi.families`), the launcher
-dialects (:mod:`omb_suite.mpi.dialects`) and the known hangs (:mod:`omb_suite.mpi.known_hangs`).
+dialects (:mod:`omb_suite.mpi.dialects`), the algorithm tables (:mod:`omb_suite.mpi.tables`) and the
+known hangs (:mod:`omb_suite.mpi.known_hangs`).
 Cross-references between records (a family's dialect, its table, the family it derives
 from) are checked by the module that owns the record.
 """
@@ -89,6 +91,20 @@ class Count(Spec):
     def problem(self, value: Any) -> str | None:
         ok = isinstance(value, int) and not isinstance(value, bool) and value >= 1
         return None if ok else 'not a whole number >= 1'
+
+
+@dataclass(frozen=True)
+class Number(Spec):
+    """A whole number, at least ``minimum`` (an algorithm's number in the library's enum)."""
+
+    minimum: int = 0
+
+    def expected(self) -> str:
+        return f'a whole number >= {self.minimum}'
+
+    def problem(self, value: Any) -> str | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= self.minimum
+        return None if ok else f'not a whole number >= {self.minimum}'
 
 
 @dataclass(frozen=True)
