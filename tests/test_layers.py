@@ -21,13 +21,14 @@ ARROWS: dict[str, set[str]] = {
     'mpi': {'machine'},
     'launch': {'mpi', 'machine'},
     'osu': {'mpi'},
-    'cost': {'osu', 'mpi'},
+    'cost': {'osu', 'mpi', 'perflogs'},
     'tuning': {'osu', 'mpi'},
     'setup': {'osu', 'mpi'},
     'rfm': {'osu', 'mpi', 'launch', 'machine', 'cost', 'tuning', 'setup', 'build_cache',
             'fleet'},
     'build_cache': set(),
     'fleet': set(),
+    'perflogs': set(),
 }
 #: Top modules every package may import: they import no package of ours.
 BASE = {'yamldata', 'perflog_schema'}

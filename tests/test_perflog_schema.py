@@ -40,3 +40,35 @@ def test_no_file_keeps_its_own_list_of_the_columns(path):
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             named = {e.value for e in node.elts if isinstance(e, ast.Constant)} & names
             assert len(named) < 8, f'{path.name}:{node.lineno} lists {len(named)} perflog columns'
+
+
+REVIEW = sorted((REPO / 'src' / 'omb_review').rglob('*.py'))
+
+
+@pytest.mark.parametrize('path', REVIEW, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_review_keeps_no_copy_of_what_tells_measurements_apart(path):
+    """The review's own subsets name what they mean (the fields a finding compares, the ones
+    a mapping rule may set); a literal naming 4 or more of the measurement columns (``buffers``,
+    ``rma_sync``, ...) is a copy of the schema's ``measurement`` list that a new knob of a test
+    would have to find and extend, and so is one naming 12 or more of all the columns."""
+    names, measured = set(perflog_schema.columns()), set(perflog_schema.measurement_columns())
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            named = {e.value for e in node.elts if isinstance(e, ast.Constant)}
+            assert len(named & measured) < 4, (
+                f'{path.name}:{node.lineno} lists {sorted(named & measured)}: use '
+                'perflog_schema.measurement_columns()')
+            assert len(named & names) < 12, f'{path.name}:{node.lineno} copies the columns'
+
+
+def test_every_measurement_column_is_labelled_and_indexed():
+    """A knob added to ``measurement`` in the data file reaches the series' labels, the
+    references' ``$index`` and the series' identity without another edit."""
+    from omb_review.read import normalise, series
+    from omb_review.references import baseline
+
+    measured = perflog_schema.measurement_columns()
+    labelled = {column for column, _ in series.LABEL_PARTS}
+    assert set(measured) <= labelled, f'{set(measured) - labelled}: give it a label in series.py'
+    assert baseline.INDEX_COLUMNS == measured
+    assert set(measured) <= set(series.SERIES_KEYS) and set(measured) <= set(normalise.COLUMNS)

@@ -22,17 +22,41 @@ from omb_suite import yamldata
 PREFIX = '%(check_system)s/%(check_partition)s'
 #: Time stamps with their time zone (``omb-review`` assumes UTC for naive ones).
 DATEFMT = '%FT%T%:z'
+#: What a reader makes of a column's text besides keeping it (``type`` in the data file).
+TYPES = ('int', 'number', 'time')
 
 
 @functools.cache
-def _records() -> tuple[dict, ...]:
+def _schema() -> dict:
     text = resources.files('omb_suite').joinpath('data/perflog_columns.yaml').read_text()
-    return tuple(yamldata.load(text)['columns'])
+    schema = yamldata.load(text)
+    names = [c['name'] for c in schema['columns']]
+    unknown = [c for c in schema['measurement'] if c not in names]
+    kinds = {c.get('type', 'text') for c in schema['columns']} - {'text', *TYPES}
+    if unknown or kinds:
+        raise ValueError(f'data/perflog_columns.yaml: measurement names {unknown} that are not '
+                         f'columns, or type {sorted(kinds)} is none of {TYPES}: fix the record')
+    return schema
+
+
+def _records() -> tuple[dict, ...]:
+    return tuple(_schema()['columns'])
 
 
 def columns() -> tuple[str, ...]:
     """The columns of every record, in order."""
     return tuple(c['name'] for c in _records())
+
+
+def typed(kind: str) -> tuple[str, ...]:
+    """The columns of one ``type`` (``text``, ``int``, ``number``, ``time``), in order."""
+    return tuple(c['name'] for c in _records() if c.get('type', 'text') == kind)
+
+
+def measurement_columns() -> tuple[str, ...]:
+    """The columns that tell one measurement of a test from another, in the order the
+    references index them (``$index``)."""
+    return tuple(_schema()['measurement'])
 
 
 def runtime_columns() -> frozenset[str]:

@@ -14,9 +14,9 @@ from conftest import DATA
 
 from omb_review.cli import EXIT_NOTHING_JUDGED, main
 from omb_review.read.ingest import load
-from omb_review.read.rfm3 import NO_VALUES
 from omb_review.read.series import grouped
 from omb_review.report.page import read_payload
+from omb_suite.perflogs.rfm3 import NO_VALUES
 
 
 def _load(tree: Path):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_review.read.perflog import read_perflog
 from omb_review.read.siteconfig import ConfigError, fleet_tolerances
 from omb_suite.fleet import culprit
+from omb_suite.perflogs.reader import read_perflog
 
 #: The perflog's unit -> whether a higher figure is worse.
 HIGHER_IS_WORSE = {'us': True, 'MB/s': False}

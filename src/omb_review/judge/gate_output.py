@@ -10,7 +10,7 @@ from pathlib import Path
 from omb_review.judge.detect import Settings
 from omb_review.judge.findings import Finding, latest_software, size_text, software_text
 from omb_review.judge.result import SeriesResult
-from omb_review.read.skipped_line import Problem
+from omb_suite.perflogs.problem import Problem
 
 EXAMPLES = 3  # series named per reason a series was not judged
 STATUSES = ("regression", "watch", "shared", "improvement", "ok", "insufficient")

@@ -19,8 +19,9 @@ from pathlib import Path
 import polars as pl
 
 from omb_review.read.series import with_size
-from omb_review.read.skipped_line import Problem
+from omb_suite import perflog_schema
 from omb_suite.osu.curvelog import FORMAT, RUN_FIELDS, SUFFIX
+from omb_suite.perflogs.problem import Problem
 
 #: The perflog columns a curve is joined on (``time``: the completion time, to the second).
 JOIN = ("system", "partition", "environ", "name", "jobid", "time")
@@ -28,10 +29,8 @@ JOIN = ("system", "partition", "environ", "name", "jobid", "time")
 NOT_MEASURED = {"size", "iterations", "validation", "transmit_size"}
 #: Columns of the frame returned (identity from the perflog records, then the curve).
 IDENTITY = (
-    "time", "system", "partition", "environ", "test", "name", "jobid", "job_nodelist",
-    "num_nodes", "num_tasks", "benchmark", "placement", "mapping", "algorithm", "window_size",
-    "processes", "rma_window", "rma_sync", "buffers", "mpi_family", "mpi_version",
-    "osu_version", "session_tag", "result",
+    *JOIN, "test", "job_nodelist", *perflog_schema.measurement_columns(), "mpi_family",
+    "mpi_version", "osu_version", "session_tag", "result",
 )
 _CURVE = {"run": pl.Int64, "metric": pl.String, "unit": pl.String,
           "size": pl.List(pl.Int64), "value": pl.List(pl.Float64)}

@@ -36,9 +36,8 @@ from omb_suite.osu.parsing.layout import ACCEL_RE
 
 #: Columns a mapping rule may set (named groups of its path pattern set them too).
 SETTABLE = (
-    "system", "partition", "environ", "mpi_family", "mpi_version", "placement", "mapping",
-    "algorithm", "buffers", "num_nodes", "num_tasks", "num_tasks_per_node", "session_tag",
-    "benchmark", "test",
+    "system", "partition", "environ", "mpi_family", "mpi_version", "num_tasks_per_node",
+    "session_tag", "test", *perflog_schema.measurement_columns(),
 )
 #: Perflog columns in the suite's order (one definition: omb_suite.perflog_schema).
 ORDER = perflog_schema.columns()

@@ -26,10 +26,10 @@ from tqdm import tqdm
 from omb_review.read import lineage
 from omb_review.read.missing_columns import join_unknown
 from omb_review.read.normalise import COLUMNS, empty, normalise
-from omb_review.read.perflog import Problem, read_perflog
 from omb_review.read.sources import read_report, read_results_db
+from omb_suite.perflogs.reader import Problem, read_perflog
 
-CACHE_VERSION = f"7/polars-{pl.__version__}"  # record hashes are stable within a version
+CACHE_VERSION = f"8/polars-{pl.__version__}"  # record hashes are stable within a version
 ROTATED = re.compile(r"\.log(\.h\d+)?$")
 RUN_KEY = ("system", "partition", "environ", "name", "jobid")
 RECORD_KEY = (*RUN_KEY, "perf_var", "time")

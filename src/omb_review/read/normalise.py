@@ -21,48 +21,37 @@ from __future__ import annotations
 
 import polars as pl
 
-from omb_review.read.perflog import Problem
+from omb_suite import perflog_schema
+from omb_suite.perflogs.reader import Problem
 
-STRING_COLUMNS = (
-    "result", "system", "partition", "environ", "name", "jobid", "job_nodelist", "benchmark",
-    "placement", "mapping", "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family",
-    "mpi_version", "osu_version", "reframe_version",
-    "osu_spec", "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence",
-    "session_tag", "session_id", "series", "warmup", "iterations", "node_state", "perf_var",
-    "perf_unit", "perf_result",
-)
-INT_COLUMNS = ("num_nodes", "num_tasks", "num_tasks_per_node", "window_size", "processes")
-NUMBER_COLUMNS = ("perf_value", "perf_ref", "perf_lower_thres", "perf_upper_thres")
+#: Perflog columns the normalised frame names otherwise.
+RENAMED = {"version": "reframe_version", "perf_value": "value", "perf_unit": "unit",
+           "perf_ref": "ref", "perf_lower_thres": "lower", "perf_upper_thres": "upper"}
+#: Text columns with a value per run (kept as strings; every other text column is a
+#: categorical: few distinct values, a smaller cache and a faster group-by).
+ONE_PER_RUN = ("jobid", "session_id", "node_state")
+#: The columns as every source's raw rows carry them (one definition: omb_suite.perflog_schema).
+STRING_COLUMNS = tuple("reframe_version" if c == "version" else c
+                       for c in perflog_schema.typed("text"))
+INT_COLUMNS = perflog_schema.typed("int")
+NUMBER_COLUMNS = perflog_schema.typed("number")
 RAW_COLUMNS = (
-    *STRING_COLUMNS, *INT_COLUMNS, *NUMBER_COLUMNS,
-    "job_completion_time", "job_completion_time_unix", "source", "line",
+    *STRING_COLUMNS, *INT_COLUMNS, *NUMBER_COLUMNS, *perflog_schema.typed("time"),
+    "job_completion_time_unix", "source", "line",
 )
 NULL_WORDS = ("None", "null", "")
-#: Columns of the normalised frame, in order.
+#: Columns of the normalised frame, in order: the record's, then what the review derives.
 COLUMNS = (
-    "time", "result", "system", "partition", "environ", "test", "name", "jobid", "job_nodelist",
-    "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement", "mapping",
-    "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers", "mpi_family",
-    "mpi_version", "osu_version", "reframe_version", "osu_spec", "mpi_spec", "spack_lock",
-    "placement_observed", "algorithm_evidence", "session_tag", "session_id", "series", "warmup",
-    "iterations", "node_state", "perf_var", "value", "unit",
-    "ref", "lower", "upper",
-    "perf_result", "unknown", "source", "line",
+    "time", "test",
+    *(RENAMED.get(c, c) for c in perflog_schema.columns() if c not in perflog_schema.typed("time")),
+    "unknown", "source", "line",
 )
-#: Columns stored as categoricals (few distinct values): smaller cache, faster group-by.
 CATEGORICAL = (
-    "result", "system", "partition", "environ", "test", "benchmark", "placement", "mapping",
-    "algorithm", "rma_window", "rma_sync", "buffers", "mpi_family", "mpi_version", "osu_version",
-    "reframe_version", "osu_spec", "mpi_spec", "spack_lock", "session_tag", "series", "warmup",
-    "iterations", "perf_var", "unit",
-    "perf_result",
-    "source", "job_nodelist", "name", "placement_observed", "algorithm_evidence", "unknown",
+    *(RENAMED.get(c, c) for c in perflog_schema.typed("text") if c not in ONE_PER_RUN),
+    "test", "source", "unknown",
 )
 #: Columns that identify a series (series.SERIES_KEYS without the ones every source has).
-IDENTITY_COLUMNS = (
-    "num_nodes", "num_tasks", "mpi_family", "buffers", "benchmark", "placement",
-    "algorithm", "window_size", "processes", "rma_window", "rma_sync", "mapping",
-)
+IDENTITY_COLUMNS = ("mpi_family", *perflog_schema.measurement_columns())
 #: What ``algorithm`` held before the perflog had these columns: pattern, {column: group}.
 OLD_ALGORITHM = (
     (r"^window=(\d+)$", {"window_size": 1}),

@@ -22,15 +22,16 @@ from importlib import resources
 import polars as pl
 import yaml
 
+from omb_suite import perflog_schema
+
 SERIES_KEYS = (
-    "system", "partition", "lineage", "mpi_family", "buffers", "test",
-    "benchmark", "placement", "algorithm", "window_size", "processes", "rma_window", "rma_sync",
-    "mapping", "num_nodes", "num_tasks", "perf_var", "unit",
+    "system", "partition", "lineage", "mpi_family", "test",
+    *perflog_schema.measurement_columns(), "perf_var", "unit",
 )
 #: What each run of a series keeps beside its value (lists per series in :func:`grouped`).
 RUN_FIELDS = ("time", "value", "jobid", "session_tag", "session_id", "node_state", "environ",
               "mpi_version", "osu_version", "iterations", "warmup")
-_LABEL_PARTS = (
+LABEL_PARTS = (
     ("lineage", ""), ("mpi_family", "mpi="), ("buffers", "buffers="),
     ("benchmark", ""), ("placement", ""), ("algorithm", "alg="), ("window_size", "window="),
     ("processes", "processes="), ("rma_window", "win="), ("rma_sync", "sync="),
@@ -78,7 +79,7 @@ def label(keys: dict) -> str:
 def curve_label(keys: dict) -> str:
     """Name of a curve: the series name without the variable (which carries the size)."""
     parts = [f"{keys['system']}:{keys['partition']}"]
-    for name, prefix in _LABEL_PARTS:
+    for name, prefix in LABEL_PARTS:
         value = keys.get(name)
         if value is None:
             continue

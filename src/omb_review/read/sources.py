@@ -15,17 +15,13 @@ from typing import Any
 
 import polars as pl
 
-from omb_review.read.perflog import Problem
+from omb_suite import perflog_schema
+from omb_suite.perflogs.reader import Problem
 
 #: Test-case attributes copied from reports; the rest of a report entry is not needed.
-ATTRS = (
-    "result", "system", "partition", "environ", "name", "display_name", "jobid",
-    "job_nodelist", "num_nodes", "num_tasks", "num_tasks_per_node", "benchmark", "placement",
-    "mapping", "algorithm", "window_size", "processes", "rma_window", "rma_sync", "buffers",
-    "mpi_family", "mpi_version", "osu_version", "osu_spec",
-    "mpi_spec", "spack_lock", "placement_observed", "algorithm_evidence", "session_tag",
-    "session_id", "series", "warmup", "iterations", "node_state",
-)
+ATTRS = tuple(c for c in perflog_schema.columns()
+              if c not in perflog_schema.runtime_columns() and c != "job_completion_time"
+              and not c.startswith("perf_"))
 
 
 def _text(value: Any) -> str | None:

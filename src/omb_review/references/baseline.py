@@ -36,13 +36,13 @@ import yaml
 
 from omb_review.judge.detect import Settings, change_points, hampel
 from omb_review.read.series import SERIES_KEYS, counts, grouped, label, worse_when
+from omb_suite import perflog_schema
 
 #: Perflog columns (and check attributes) that distinguish a test's measurements, in the
 #: order they are indexed: what runs, where, with which buffers, on how many nodes and ranks,
 #: with which algorithm and knobs (osu_mbw_mr window, osu_latency_mp processes, one-sided
 #: window creation and synchronisation).
-INDEX_COLUMNS = ("benchmark", "placement", "mapping", "buffers", "num_nodes", "num_tasks",
-                 "algorithm", "window_size", "processes", "rma_window", "rma_sync")
+INDEX_COLUMNS = perflog_schema.measurement_columns()
 #: Per metric, the variables of the same run in which OSU reports its own spread (min, max).
 OSU_SPREAD = {"avg_latency": ("min_latency", "max_latency"), "init_avg": ("init_min", "init_max")}
 

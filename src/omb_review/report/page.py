@@ -21,11 +21,11 @@ from pathlib import Path
 from omb_review.judge.findings import CURVE_KEYS, Finding
 from omb_review.judge.result import SeriesResult
 from omb_review.read.ingest import Dataset
-from omb_review.read.perflog import Problem
 from omb_review.report import procurement
 from omb_review.report.hockney import Fit
 from omb_review.report.plots import Raw, Split, plain
 from omb_review.tuning import tune
+from omb_suite.perflogs.reader import Problem
 
 SECTIONS = (  # id, heading, what it answers
     ("libraries", "MPI library vs library",

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_review.read.perflog import read_perflog
 from omb_review.read.series import worse_when
+from omb_suite.perflogs.reader import read_perflog
 
 TEST = 'OsuProcurement'
 _PAIR_VAR = re.compile(r'^gpus(?P<devices>[\d,]+)_(?P<metric>bandwidth|latency)_(?P<size>\d+)$')

@@ -5,7 +5,7 @@ Latency per link from ``osu_latency``'s 8-byte latency, bandwidth per link from 
 the ratio of what OSU reported to what the latency-bandwidth model says, per size (median over
 the records): the collective cost per scale. Records are the perflog's rows as dicts keyed by
 its header (:mod:`omb_suite.perflog_schema`); :func:`read_perflog` reads one
-file, reporting malformed lines instead of dropping them.
+file with the suite's one perflog reader, reporting malformed lines instead of dropping them.
 """
 
 from __future__ import annotations
@@ -31,19 +31,11 @@ _SECOND_PASS = 'overall'
 
 
 def read_perflog(path: Path) -> tuple[list[dict[str, str]], list[str]]:
-    """Rows of a ``|``-separated perflog with a header line, and one problem per bad line."""
-    rows, problems, header = [], [], None
-    for number, line in enumerate(path.read_text(errors='replace').splitlines(), 1):
-        fields = line.split('|')
-        if header is None or fields[0] == 'job_completion_time':
-            header = fields
-            continue
-        if len(fields) != len(header):
-            problems.append(f'{path}:{number}: {len(fields)} fields, header has {len(header)}; '
-                            'skipped')
-            continue
-        rows.append(dict(zip(header, fields, strict=True)))
-    return rows, problems
+    """Rows of one perflog, and one problem per bad line (:func:`omb_suite.perflogs.reader.
+    read_rows`: the review's parser; polars is imported only when a history is read)."""
+    from omb_suite.perflogs import reader
+
+    return reader.read_rows(path)
 
 
 def _int(value: str | None, default: int) -> int:

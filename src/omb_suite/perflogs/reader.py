@@ -20,8 +20,8 @@ from pathlib import Path
 
 import polars as pl
 
-from omb_review.read import rfm3
-from omb_review.read.skipped_line import Problem
+from omb_suite.perflogs import rfm3
+from omb_suite.perflogs.problem import Problem
 
 __all__ = ["Problem", "read_perflog"]
 
@@ -158,3 +158,12 @@ def read_perflog(path: Path, label: str) -> tuple[pl.DataFrame, list[Problem]]:
         problems += unnamed
         table = _unpivot_oneline(table, header)
     return table.with_columns(source=pl.lit(label)), problems
+
+
+def read_rows(path: Path) -> tuple[list[dict[str, str]], list[str]]:
+    """Records of one perflog as ``{column: text}`` (empty text for null fields), and one
+    message per line that could not be read (``path:line: why``): what the cost fit and
+    the iteration history read, through the same parser as the review."""
+    frame, problems = read_perflog(path, str(path))
+    text = frame.drop("line", "source", strict=False).cast(pl.String).fill_null("")
+    return text.to_dicts(), [f"{p.source}:{p.line}: {p.reason}; skipped" for p in problems]

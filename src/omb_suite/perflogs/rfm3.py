@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from omb_review.read.skipped_line import Problem
+from omb_suite.perflogs.problem import Problem
 
 TIME_RE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?$")
 INFO_RES = (
