@@ -146,6 +146,16 @@ def program_defect(benchmark: str, version: str | None) -> str | None:
                  if benchmark in entry.get('programs', ()) and _in_range(known, entry)), None)
 
 
+def install_group(group: str, version: str | None) -> str:
+    """The directory (under ``libexec/osu-micro-benchmarks/mpi``) where ``version`` installs
+    the programs of catalogue ``group`` (``data/osu_versions.yaml`` ``install_groups``)."""
+    known = as_known(version)
+    for entry in _data().get('install_groups', []) if known else []:
+        if _in_range(known, entry):
+            return str(entry['moved'].get(group, group))
+    return group
+
+
 def reduction_char(version: str) -> str:
     """What a reduction runs when asked for ``-T mpi_char`` (MPI_SIGNED_CHAR from 7.5)."""
     return str(_entry('reduction_char', version)['datatype'])
