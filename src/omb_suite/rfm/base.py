@@ -28,16 +28,16 @@ from omb_suite.launch.placements import Placing
 from omb_suite.machine import probe
 from omb_suite.machine.topology import Topology, of_partition
 from omb_suite.osu import binaries, catalogue, curvelog, parsing, versions
-from omb_suite.rfm import environ_facts, instance, mv2, references
+from omb_suite.rfm import environ_facts, instance_guard, mv2, references
 from omb_suite.rfm.circumstances import RunCircumstances
 from omb_suite.rfm.environ_facts import ModulesLoaded
 from omb_suite.rfm.hangs import KnownHangs
 from omb_suite.rfm.job_cost import ScaleAware
-from omb_suite.rfm.perflog import environ_modules, perflog_dir
+from omb_suite.rfm.perflog_extras import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 
 
-class OsuRunBase(RunCircumstances, ModulesLoaded, instance.InsideInstance, KnownHangs,
+class OsuRunBase(RunCircumstances, ModulesLoaded, instance_guard.InsideInstance, KnownHangs,
                  ScaleAware, rfm.RunOnlyRegressionTest):
     """Common logic of every OSU check: what runs (binary lookup, options, one launch through
     the wrapper) and what it is checked against (parsing, placement, references). The plan of

@@ -111,7 +111,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
 
     #: A budget of node-minutes for the session (``-S budget=600``, ``10node-h``): the
     #: cases whose predicted cost fits, in the order of :mod:`omb_suite.cost.budget`
-    #: (:mod:`omb_suite.rfm.budget` selects them; ``''``: no budget).
+    #: (:mod:`omb_suite.rfm.budget_selection` selects them; ``''``: no budget).
     budget = variable(str, value='', loggable=False)
     #: A campaign (``-S campaign=NAME``): a study in slices; a case with a result in the
     #: campaign's run reports is not run again.

@@ -62,7 +62,7 @@ def set_up_in_memory(test: Any, case: Any) -> bool:
 
 
 #: Predictions already made in this process, per test case (``id``): a budget
-#: (:mod:`omb_suite.rfm.budget`) predicts the cases before the listing prints them.
+#: (:mod:`omb_suite.rfm.budget_selection`) predicts the cases before the listing prints them.
 KNOWN: dict[int, tuple[str, str, float, int] | None] = {}
 
 
