@@ -159,3 +159,11 @@ def test_check_files_hold_parameters_and_nothing_else(path):
 @pytest.mark.parametrize('path', [*PURE, *LIGHT, *LAYER], ids=lambda p: p.name)
 def test_library_files_stay_short(path):
     assert len(path.read_text().splitlines()) <= 350, f'{path.name}: split it by concept'
+
+
+def test_layer_modules_are_named_for_what_the_reframe_side_does():
+    """A module of rfm/ does not repeat a pure package's or module's name (``rfm/cost.py``
+    beside ``cost/``): the pure one computes, the layer's applies it to a test."""
+    pure = {p.stem for p in PURE} | {p.parent.name for p in PURE} | {p.stem for p in LIGHT}
+    repeated = sorted(p.name for p in LAYER if p.stem in pure - {'__init__'})
+    assert not repeated, f'{repeated}: name each for what the ReFrame side does'
