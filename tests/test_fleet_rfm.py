@@ -14,7 +14,7 @@ from rfm_helpers import fake_osu_tree, job_scripts, run_reframe, write_registry
 from testdata import DATA
 
 from omb_suite.fleet import schedule
-from omb_suite.rfm.fleet import read_figures
+from omb_suite.rfm.fleet_job import read_figures
 
 DRIVER = resources.files('omb_suite') / 'job_sources' / 'omb_fleet.sh'
 LATENCY = DATA / 'osu' / 'cap73_ompi_osu_latency_m1-1024.txt'

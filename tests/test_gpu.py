@@ -21,7 +21,7 @@ from rfm_helpers import (
 )
 
 from omb_suite.osu import catalogue
-from omb_suite.rfm.procurement import one_to_all
+from omb_suite.rfm.procurement_check import one_to_all
 
 PT2PT = ('osu_pt2pt.py',)
 

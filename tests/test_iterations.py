@@ -1,4 +1,4 @@
-"""-x/-i from the partition's own history (omb_suite.cost.iterations, rfm/iterations.py): the
+"""-x/-i from the partition's own history (omb_suite.cost.iterations, rfm/earlier_runs.py): the
 choice on real perflogs, the gate's settings it rests on, and the counts in the generated
 command, with the reason printed; --mode upgrade and no history keep OSU's defaults. Where
 the environment's OSU has iteration buckets (7.5.1 and later), a count per size range in the
@@ -27,7 +27,7 @@ from omb_suite.cost import iterations
 from omb_suite.osu import counts as osu_counts
 from omb_suite.osu import limits as osu_limits
 from omb_suite.osu.parsing import parse_osu_output
-from omb_suite.rfm.iterations import count_ran
+from omb_suite.rfm.earlier_runs import count_ran
 
 TREND = REPO / 'tests' / 'review' / 'data' / 'trend' / 'local' / 'default' / 'OsuPt2Pt.log'
 SPREAD = REPO / 'tests' / 'data' / 'iterations' / 'osu73_openmpi_spread.json'

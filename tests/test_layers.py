@@ -233,3 +233,11 @@ def test_review_files_stay_short_and_import_no_private_name(path):
     for module, names in imports(path):
         private = [n for n in names if n.startswith('_') and n != '__future__']
         assert not private, f'{path.name} imports {private} from {module}'
+
+
+def test_layer_modules_are_named_for_what_the_reframe_side_does():
+    """A module of rfm/ does not repeat a pure package's or module's name (``rfm/cost.py``
+    beside ``cost/``): the pure one computes, the layer's applies it to a test."""
+    pure = {p.stem for p in PURE} | {p.parent.name for p in PURE} | {p.stem for p in LIGHT}
+    repeated = sorted(p.name for p in LAYER if p.stem in pure - {'__init__'})
+    assert not repeated, f'{repeated}: name each for what the ReFrame side does'

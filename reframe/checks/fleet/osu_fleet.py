@@ -10,7 +10,7 @@ the slow node, link or switch group, with the drain lines a site would run
 import reframe as rfm
 from reframe.core.builtins import parameter
 
-from omb_suite.rfm.fleet import OsuFleetBase
+from omb_suite.rfm.fleet_job import OsuFleetBase
 
 
 @rfm.simple_test

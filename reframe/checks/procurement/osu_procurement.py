@@ -3,14 +3,14 @@
     reframe -C reframe/config/settings.py -c reframe/checks --mode procurement -r
     omb-procurement perflogs/ --system <system>
 
-See omb_suite.rfm.procurement and docs/gpu-and-procurement.md for the rules and scenarios.
+See omb_suite.rfm.procurement_check and docs/gpu-and-procurement.md for the rules and scenarios.
 """
 
 import reframe as rfm
 from reframe.core.builtins import parameter
 
 from omb_suite.rfm import OsuProcurementBase
-from omb_suite.rfm.procurement import SCENARIOS, SIZES
+from omb_suite.rfm.procurement_check import SCENARIOS, SIZES
 
 
 @rfm.simple_test

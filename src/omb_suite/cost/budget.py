@@ -22,7 +22,7 @@ budget buys of the cases that have no result in the campaign yet (a case with a 
 passed or failed, is not run again), so successive sessions finish the study with no case
 twice. Its progress is counted from the run reports (:func:`progress`).
 
-Pure: no ReFrame; :mod:`omb_suite.rfm.budget` applies it to a session's test cases.
+Pure: no ReFrame; :mod:`omb_suite.rfm.budget_selection` applies it to a session's test cases.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A fleet run inside one allocation (src/omb_suite/fleet/, rfm/fleet.py): every node's
+# A fleet run inside one allocation (src/omb_suite/fleet/, rfm/fleet_job.py): every node's
 # intra-node figure (all nodes at once), then the rounds of disjoint node pairs (the circle
 # method of fleet/schedule.py: every pair in N-1 rounds, or the first OMB_FLEET_ROUNDS), each
 # round's pairs at once. Every launch's output in its own file:

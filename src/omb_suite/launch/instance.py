@@ -1,7 +1,7 @@
 """Whether ReFrame runs where a partition's launcher can start its steps: ``flux run`` needs the
 ``flux`` command and the Flux instance ReFrame was started in (``$FLUX_URI``), answering.
 
-Asked before a test launches anything (the ReFrame layer: :mod:`omb_suite.rfm.instance`), so
+Asked before a test launches anything (the ReFrame layer: :mod:`omb_suite.rfm.instance_guard`), so
 a run started outside an instance fails at once, saying what to start, instead of every test's
 ``flux run`` failing after its job started. Pure: no ReFrame import.
 """

@@ -5,7 +5,7 @@ Imports flow one way: checks -> ``omb_suite.rfm`` -> the pure modules of ``omb_s
 (catalogue, parsing, placements, probe, topology, mpilib, algorithms, evidence) -> data.
 """
 
-from omb_suite.rfm import budget, listing, reframe_speed
+from omb_suite.rfm import budget_selection, listing, reframe_speed
 from omb_suite.rfm.base import OsuRunBase
 from omb_suite.rfm.collective import OsuCollectiveBase
 from omb_suite.rfm.gpu import DeviceBuffers
@@ -16,8 +16,8 @@ from omb_suite.rfm.multipair import (
     OsuPairsBase,
 )
 from omb_suite.rfm.onesided import OsuOneSidedBase
-from omb_suite.rfm.probe import PlacementProbeBase, PlacementProbeBuild
-from omb_suite.rfm.procurement import OsuProcurementBase
+from omb_suite.rfm.placement_probe import PlacementProbeBase, PlacementProbeBuild
+from omb_suite.rfm.procurement_check import OsuProcurementBase
 from omb_suite.rfm.pt2pt import OsuPt2PtBase, PlacedPair
 from omb_suite.rfm.startup import OsuStartupBase
 
@@ -33,5 +33,5 @@ __all__ = [
 reframe_speed.apply()
 # `reframe -l` prints the predicted cost of what it lists (listing: in memory, no dry run)
 listing.apply()
-# `-S budget=NODE_MINUTES`, `-S campaign=NAME`: the selection within a budget (budget)
-budget.apply()
+# `-S budget=NODE_MINUTES`, `-S campaign=NAME`: the selection within a budget (budget_selection)
+budget_selection.apply()

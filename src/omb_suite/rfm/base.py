@@ -28,23 +28,23 @@ from omb_suite.launch.placements import Placing
 from omb_suite.machine import probe
 from omb_suite.machine.topology import Topology, of_partition
 from omb_suite.osu import binaries, catalogue, curvelog, parsing, versions
-from omb_suite.rfm import environ_facts, instance, mv2, references
+from omb_suite.rfm import environ_facts, instance_guard, mv2, references
 from omb_suite.rfm.circumstances import RunCircumstances
-from omb_suite.rfm.cost import ScaleAware
 from omb_suite.rfm.environ_facts import ModulesLoaded
 from omb_suite.rfm.hangs import KnownHangs
-from omb_suite.rfm.iterations import FromHistory
-from omb_suite.rfm.perflog import environ_modules, perflog_dir
+from omb_suite.rfm.job_cost import ScaleAware
+from omb_suite.rfm.perflog_extras import environ_modules, perflog_dir
 from omb_suite.setup.environs import repo_root
 
 
-class OsuRunBase(RunCircumstances, ModulesLoaded, instance.InsideInstance, KnownHangs,
-                 FromHistory, ScaleAware, rfm.RunOnlyRegressionTest):
-    """Common logic of every OSU check (binary lookup, options, one launch, parsing, placement,
-    references; the sweep OSU will run at the job's rank count, the predicted wall time and the
-    limit from it: :class:`~omb_suite.rfm.cost.ScaleAware`; the library's known hangs:
-    :class:`~omb_suite.rfm.hangs.KnownHangs`; ``-x``/``-i`` from the test's history when not set:
-    :class:`~omb_suite.rfm.iterations.FromHistory`). Runs in environments with an MPI (``+mpi``):
+class OsuRunBase(RunCircumstances, ModulesLoaded, instance_guard.InsideInstance, KnownHangs,
+                 ScaleAware, rfm.RunOnlyRegressionTest):
+    """Common logic of every OSU check: what runs (binary lookup, options, one launch through
+    the wrapper) and what it is checked against (parsing, placement, references). The plan of
+    the run (the sweep OSU will run at the job's rank count, ``-x``/``-i`` as set or from the
+    test's history, the predicted wall time and the limit from it) is
+    :class:`~omb_suite.rfm.job_cost.ScaleAware`'s; the library's known hangs:
+    :class:`~omb_suite.rfm.hangs.KnownHangs`. Runs in environments with an MPI (``+mpi``):
     omb-setup's with OSU, or a site's, whose job finds it (docs/site-config.md)."""
 
     valid_systems = ['*']
@@ -71,16 +71,6 @@ class OsuRunBase(RunCircumstances, ModulesLoaded, instance.InsideInstance, Known
     #: :type: :class:`List[int]` :default: ``[1, 8, 1024, 65536, 1048576, 4194304]``
     message_sizes = variable(typ.List[int], value=[1, 8, 1024, 65536, 1048576, 4194304],
                              loggable=False)
-
-    #: Warm-up iterations (``-x``); ``None``: chosen from the test's history, else OSU's
-    #: default (perflog column ``warmup``: what ran, ``null`` = OSU's default).
-    #: :type: :class:`int` or ``None`` :default: ``None``
-    warmup = variable(int, type(None), value=None)
-
-    #: Timed iterations (``-i``); ``None``: chosen from the test's history, else OSU's
-    #: default (perflog column ``iterations``).
-    #: :type: :class:`int` or ``None`` :default: ``None``
-    iterations = variable(int, type(None), value=None)
 
     #: Extra options appended to the benchmark command line.
     #: :type: :class:`List[str]` :default: ``[]``

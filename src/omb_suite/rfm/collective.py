@@ -15,7 +15,7 @@ The child defines, as parameters: ``case`` ((benchmark, algorithm) pairs from
 
 Correctness ("wrong results fail"): the measured launch checks its own collective first,
 every element of every size, with our check preloaded into OSU
-(:mod:`omb_suite.rfm.correctness`), with the forced algorithm in the exploration; a
+(:mod:`omb_suite.rfm.collective_validation`), with the forced algorithm in the exploration; a
 collective our check does not know gets a short ``-c`` run before its measurement in the
 exploration (:class:`CollectiveSweep`).
 """
@@ -36,7 +36,7 @@ from omb_suite.osu import catalogue, parsing
 from omb_suite.osu.counts import Counts, options
 from omb_suite.rfm import environ_facts, mv2, site_offers
 from omb_suite.rfm.base import OsuRunBase
-from omb_suite.rfm.correctness import CheckedInLaunch
+from omb_suite.rfm.collective_validation import CheckedInLaunch
 
 
 class CollectiveJob(OsuRunBase):

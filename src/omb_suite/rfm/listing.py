@@ -2,12 +2,12 @@
 
 ReFrame's listing instantiates the tests but sets none up, so it knows no job shape. The
 suite wraps ReFrame's ``list_checks``: after the listing, each listed case that predicts its
-cost (:class:`~omb_suite.rfm.cost.ScaleAware`) is set up in memory only, the test's
+cost (:class:`~omb_suite.rfm.job_cost.ScaleAware`) is set up in memory only, the test's
 attributes restored after each case: its setup hooks run on the case's partition and
 environment (job shape, sweep, skips:
 the same code as a run), not ReFrame's setup stage (no stage directory, job script, run
 report or perflog), then the prediction of the run hook
-(:meth:`~omb_suite.rfm.cost.ScaleAware.wall_prediction`) is recorded and printed at exit as
+(:meth:`~omb_suite.rfm.job_cost.ScaleAware.wall_prediction`) is recorded and printed at exit as
 ``--dry-run`` prints it. Hooks that only prepare files for the run (the test's
 ``PREPARES_ONLY``) are left out: they change neither the job, its sweep nor whether it runs.
 
@@ -26,7 +26,7 @@ from reframe.core.exceptions import SkipTestError
 from reframe.core.logging import getlogger
 from reframe.frontend import cli
 
-from omb_suite.rfm import cost
+from omb_suite.rfm import job_cost
 
 
 @contextlib.contextmanager
@@ -62,7 +62,7 @@ def set_up_in_memory(test: Any, case: Any) -> bool:
 
 
 #: Predictions already made in this process, per test case (``id``): a budget
-#: (:mod:`omb_suite.rfm.budget`) predicts the cases before the listing prints them.
+#: (:mod:`omb_suite.rfm.budget_selection`) predicts the cases before the listing prints them.
 KNOWN: dict[int, tuple[str, str, float, int] | None] = {}
 
 
@@ -81,9 +81,9 @@ def prediction_of(case: Any) -> tuple[str, str, float, int] | None:
 def predict(testcases: list) -> None:
     """Record the predicted cost of every listed case that predicts one."""
     for case in testcases:
-        if isinstance(case.check, cost.ScaleAware) and (known := prediction_of(case)):
+        if isinstance(case.check, job_cost.ScaleAware) and (known := prediction_of(case)):
             part, name, seconds, nodes = known
-            cost.PREDICTED.setdefault(part, []).append((name, seconds, nodes))
+            job_cost.PREDICTED.setdefault(part, []).append((name, seconds, nodes))
 
 
 def _with_prediction(listing: Callable[..., None]) -> Callable[..., None]:

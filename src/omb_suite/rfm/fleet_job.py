@@ -35,7 +35,7 @@ from omb_suite.machine.topology import of_partition
 from omb_suite.osu import binaries
 from omb_suite.osu.parsing import OsuParseError, parse_osu_output
 from omb_suite.rfm import environ_facts
-from omb_suite.rfm.perflog import environ_modules
+from omb_suite.rfm.perflog_extras import environ_modules
 
 DRIVER = 'omb_fleet.sh'
 #: What each benchmark's figure is: the table column, its unit, whether higher is worse.

@@ -17,8 +17,8 @@ from reframe.core.exceptions import SanityError
 
 from omb_suite.launch.failures import with_cause
 from omb_suite.machine import probe
-from omb_suite.rfm import environ_facts, instance
-from omb_suite.rfm.perflog import environ_modules
+from omb_suite.rfm import environ_facts, instance_guard
+from omb_suite.rfm.perflog_extras import environ_modules
 from omb_suite.rfm.pt2pt import PlacedPair
 
 
@@ -32,7 +32,7 @@ class ProbeSourceBuild(rfm.CompileOnlyRegressionTest):
     build_locally = True
     environ_modules = variable(str, type(None), value=None)
     #: A session's budget and campaign (``-S budget=``, ``-S campaign=``:
-    #: :mod:`omb_suite.rfm.budget`); a build costs no node-minutes.
+    #: :mod:`omb_suite.rfm.budget_selection`); a build costs no node-minutes.
     budget = variable(str, value='', loggable=False)
     campaign = variable(str, value='', loggable=False)
 
@@ -57,7 +57,7 @@ class PlacementProbeBuild(ProbeSourceBuild):
     executable = 'placement_probe'
 
 
-class PlacementProbeBase(environ_facts.ModulesLoaded, instance.InsideInstance, PlacedPair,
+class PlacementProbeBase(environ_facts.ModulesLoaded, instance_guard.InsideInstance, PlacedPair,
                          rfm.RunOnlyRegressionTest):
     """Run the MPI probe alone with the child's ``placement`` and verify it."""
 
@@ -68,7 +68,7 @@ class PlacementProbeBase(environ_facts.ModulesLoaded, instance.InsideInstance, P
     num_nodes = variable(int, value=1)
     #: Free-form tag for the perflog (e.g. ``upgrade=pre``), set with ``-S session_tag=...``.
     session_tag = variable(str, value='')
-    #: A session's budget and campaign (:mod:`omb_suite.rfm.budget`): the probe runs where
+    #: A session's budget and campaign (:mod:`omb_suite.rfm.budget_selection`): the probe runs where
     #: no OSU is, and is not priced.
     budget = variable(str, value='', loggable=False)
     campaign = variable(str, value='', loggable=False)

@@ -1,47 +1,55 @@
-"""OSU's limits and the cost model applied to a ReFrame test (:class:`ScaleAware`).
+"""A test's job plan, applied in ReFrame: the sweep, ``-x``/``-i``, prediction and limit.
 
-Before the run a test plans its sweep (:func:`omb_suite.osu.limits.plan_sweep` at its rank
-count: ``-M`` raised or lowered to what the partition's ``memory_per_node_gib`` allows, the
-sizes OSU will really run), predicts its wall time (:mod:`omb_suite.cost.model` with the
-partition's model: declared ``perf_model`` extras, corrected by the partition's own perflogs
-of the test's environment; then times what earlier runs of the benchmark at that scale took
-against the model, from the partition's run reports: :mod:`omb_suite.cost.wall`) and, when
-that model is the partition's own (declared or fitted,
-not the built-in defaults), takes its time limit from it: the launch runs under ``timeout``,
-so a test stopped at its limit fails saying predicted vs elapsed; ReFrame's own limit is the
-backstop, ``grace_s`` later. ``--dry-run`` (and a run) ends with the predicted wall time and
-node-minutes per partition. The job script carries the plan as a comment for the scale audit
-(:mod:`omb_suite.cost.scale_audit`).
+:class:`ScaleAware` (a base of ``OsuRunBase``) owns the test's variables of its plan and
+the two hooks that apply it; the arithmetic is :class:`omb_suite.cost.planner.Planner`'s,
+asked with the facts :meth:`ScaleAware.run_facts` gathers (the only reader of them):
 
-Attributes the test must offer by the end of ``setup``: ``benchmark``, the job shape
-(``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``, ``topology``,
-``warmup``, ``iterations``, ``warmup_large``, ``iterations_large``, ``extra_opts``;
-optionally ``placement`` and ``datatype_bytes()``.
+1. setup (the test's and its children's hooks): the job shape; :meth:`~ScaleAware.sweep_plan`
+   is the sweep OSU will really run at that rank count (:func:`omb_suite.osu.limits.plan_sweep`:
+   ``-M`` raised or lowered to what ``memory_per_node_gib`` allows);
+2. last of setup, :meth:`~ScaleAware.choose_iterations`: ``-x``/``-i`` as set, or from the
+   test's history in its partition's perflog (:func:`omb_suite.rfm.earlier_runs.size_history`),
+   printed with the reason (``iterations_reason``); ``-S iterations_from_history=0`` keeps
+   OSU's defaults; where the OSU has iteration buckets, counts per size range
+   (``warmup_large``/``iterations_large``, the sizes above 8 KiB);
+3. before the run, :meth:`~ScaleAware.limit_from_prediction`: the predicted wall time (the
+   partition's model fitted to its perflogs, times what earlier runs took against it:
+   :mod:`omb_suite.rfm.earlier_runs`) and, when that model is the partition's own (declared or
+   fitted, not the built-in defaults), the time limit from it: the launch runs under
+   ``timeout``, so a test stopped at its limit fails saying predicted vs elapsed; ReFrame's
+   own limit is the backstop, ``grace_s`` later. The job script carries the plan as a comment
+   for the scale audit (:mod:`omb_suite.cost.scale_audit`);
+4. sanity: :meth:`~ScaleAware.stopped_at_limit` and :meth:`~ScaleAware.not_measured`.
+
+``--dry-run``, ``-l`` (:mod:`omb_suite.rfm.listing`) and a run end with the predicted wall
+time and node-minutes per partition.
+
+What the test provides by the end of setup (``OsuRunBase`` and its children): ``benchmark``,
+the job shape (``num_tasks``, ``num_tasks_per_node``, ``num_nodes``), ``sweep()``,
+``topology``, ``extra_opts``, ``osu_version``, ``reported_sizes()``, ``perflog_location()``;
+optionally ``placement``, ``datatype_bytes()``, ``launches()``, ``hang_after_result()``.
 """
 
 from __future__ import annotations
 
 import atexit
-import functools
-import os
 import re
 import sys
 from pathlib import Path
 
 import reframe as rfm
 import reframe.utility.typecheck as typ
-from reframe.core.builtins import run_before, variable
-from reframe.core.runtime import runtime
-from reframe.utility import osext
+from reframe.core.builtins import run_after, run_before, variable
 
 from omb_suite.cost import budget as costbudget
-from omb_suite.cost import fit as costfit
 from omb_suite.cost import model as costmodel
 from omb_suite.cost import scale_audit
-from omb_suite.cost import wall as costwall
+from omb_suite.cost.planner import Limit, Planner, RunFacts, counts_problem
+from omb_suite.osu import catalogue
+from omb_suite.osu import counts as osu_counts
 from omb_suite.osu import limits as osu_limits
 from omb_suite.osu import versions as osu_versions
-from omb_suite.setup.environs import repo_root
+from omb_suite.rfm import earlier_runs
 
 #: What the job prints after the launch: its exit status and seconds taken.
 LAUNCH_MARK = 'OMB_LAUNCH'
@@ -53,79 +61,42 @@ TIMED_OUT = 124
 PREDICTED: dict[str, list[tuple[str, float, int]]] = {}
 
 
-def results_dir() -> Path:
-    return Path(os.environ.get('OMB_RESULTS_DIR') or repo_root() / 'perflogs')
-
-
-_MODELS: dict[str, costmodel.PerfModel] = {}
-
-
-@functools.cache
-def partition_records(directory: Path) -> list[dict]:
-    """Every record of a partition's perflogs, read once per process (each environment
-    takes its own; a session writes none of an environment before its first test)."""
-    rows: list[dict] = []
-    for path in sorted(directory.glob('*.log')):
-        rows += costfit.read_perflog(path)[0]
-    return rows
-
-
-@functools.cache
-def report_cases(directory: Path) -> tuple[list[dict], list[str]]:
-    """The run reports' test cases and problems, read once per process (the reports of a
-    results directory can be tens of MiB: every environment read them again)."""
-    return costwall.read_reports(directory)
-
-
-def partition_model(test: rfm.RegressionTest) -> costmodel.PerfModel:
-    """The partition's declared model corrected by its own perflogs of the test's
-    environment (each MPI library costs what it costs), once per partition and environment."""
-    part, env = test.current_partition, test.current_environ.name
-    key = f'{part.fullname}+{env}'
-    if key not in _MODELS:
-        model = costmodel.model_for(part.extras)
-        rows = [r for r in partition_records(test.perflog_location()) if r.get('environ') == env]
-        if rows:
-            topo = test.topology
-            model = costfit.fit(rows, model, cores_per_node=topo.cores_per_node,
-                                cores_per_socket=topo.cores_per_socket, sockets=topo.sockets)
-        _MODELS[key] = model
-    return _MODELS[key]
-
-
-_WALLS: dict[str, costwall.WallFactors] = {}
-
-
-def reports_dir() -> Path:
-    """Where ReFrame writes its run reports: the directory of the configuration's
-    ``report_file`` when it names one report per session (``{sessionid}``: ours, a site's
-    own, ReFrame's default), else ``<results>/reports`` (a one-off ``--report-file``)."""
-    configured = str(runtime().get_option('general/0/report_file') or '')
-    if '{sessionid}' not in configured:
-        return results_dir() / 'reports'
-    return Path(osext.expandvars(configured)).expanduser().parent
-
-
-def wall_factors(test: rfm.RegressionTest) -> costwall.WallFactors:
-    """Measured / modelled wall time per benchmark and scale from the partition's run
-    reports of the test's environment, once per partition and environment."""
-    part, env = test.current_partition, test.current_environ.name
-    key = f'{part.fullname}+{env}'
-    if key not in _WALLS:
-        cases, problems = report_cases(reports_dir())
-        for problem in problems:
-            test.logger.warning(problem)
-        _WALLS[key] = costwall.wall_factors(cases, test.current_system.name, part.name, env)
-    return _WALLS[key]
-
-
 def node_memory(test: rfm.RegressionTest) -> int | None:
     gib = test.current_partition.extras.get('memory_per_node_gib')
     return int(float(gib) * 2**30) if gib else None
 
 
 class ScaleAware(rfm.RegressionTestPlugin):
-    """The sweep OSU will really run, the predicted wall time and the limit from it."""
+    """The test's plan: the sweep OSU will really run, ``-x``/``-i``, the predicted wall
+    time and the limit from it (the steps: this module's)."""
+
+    #: Warm-up iterations (``-x``); ``None``: chosen from the test's history, else OSU's
+    #: default (perflog column ``warmup``: what ran, ``null`` = OSU's default).
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    warmup = variable(int, type(None), value=None)
+
+    #: Timed iterations (``-i``); ``None``: chosen from the test's history, else OSU's
+    #: default (perflog column ``iterations``).
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    iterations = variable(int, type(None), value=None)
+
+    #: Warm-up (``-x``) of the sizes above 8 KiB, apart from ``warmup`` (which then holds for
+    #: the sizes up to 8 KiB): OSU 7.5.1 and later (iteration buckets); ``None``: as ``warmup``.
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    warmup_large = variable(int, type(None), value=None)
+
+    #: Timed iterations (``-i``) of the sizes above 8 KiB, as ``warmup_large``.
+    #: :type: :class:`int` or ``None`` :default: ``None``
+    iterations_large = variable(int, type(None), value=None)
+
+    #: Choose ``-x``/``-i`` from history when neither is set; ``False``: OSU's defaults.
+    #: :type: :class:`bool` :default: ``True``
+    #: (``typ.Bool``: ``-S iterations_from_history=0`` is False; a plain ``bool`` took the
+    #: string ``'0'`` for True.)
+    iterations_from_history = variable(typ.Bool, value=True, loggable=False)
+
+    #: Why the test runs with its counts (printed, and in the run report).
+    iterations_reason = variable(str, value='')
 
     #: Sizes asked for that OSU does not run at this rank count, and why ('' = none).
     sizes_not_measured = variable(str, value='')
@@ -140,7 +111,7 @@ class ScaleAware(rfm.RegressionTestPlugin):
 
     #: A budget of node-minutes for the session (``-S budget=600``, ``10node-h``): the
     #: cases whose predicted cost fits, in the order of :mod:`omb_suite.cost.budget`
-    #: (:mod:`omb_suite.rfm.budget` selects them; ``''``: no budget).
+    #: (:mod:`omb_suite.rfm.budget_selection` selects them; ``''``: no budget).
     budget = variable(str, value='', loggable=False)
     #: A campaign (``-S campaign=NAME``): a study in slices; a case with a result in the
     #: campaign's run reports is not run again.
@@ -175,7 +146,8 @@ class ScaleAware(rfm.RegressionTestPlugin):
 
     def perflog_location(self) -> Path:
         """The directory of this partition's perflogs (children may know it better)."""
-        return results_dir() / self.current_system.name / self.current_partition.name
+        return earlier_runs.results_dir() / self.current_system.name / \
+            self.current_partition.name
 
     def mem_limit_options(self) -> list[str]:
         """``-M`` where the plan raises it (only an OSU that has ``-M`` gets one); a ``-M`` in
@@ -209,57 +181,74 @@ class ScaleAware(rfm.RegressionTestPlugin):
         return costmodel.Shape(self.num_tasks, self.num_nodes, per_node, topo.cores_per_node,
                                link)
 
-    def prediction(self, model: costmodel.PerfModel | None = None) -> costmodel.Prediction:
-        """The model's prediction (``model``: the partition's, fitted, when None)."""
-        plan = self.sweep_plan()
-        return costmodel.predict(self.benchmark, plan.sizes if plan else [], self.job_shape(),
-                                 model or partition_model(self), warmup=self.warmup,
-                                 iterations=self.iterations, launches=self.launches(),
-                                 warmup_large=self.warmup_large,
-                                 iterations_large=self.iterations_large,
-                                 osu_version=self.osu_version)
+    def counts(self) -> osu_counts.Counts:
+        """``-x``/``-i`` of the launch as they stand (``Counts()``: OSU's defaults)."""
+        return osu_counts.Counts(self.warmup, self.iterations, self.warmup_large,
+                                 self.iterations_large)
 
-    def base_prediction(self) -> costmodel.Prediction:
-        """The prediction of the partition's declared model (or the defaults), not fitted:
-        a fixed yardstick that earlier runs' wall times are compared with (``model_s``), so
-        that a fit that changes from run to run does not compound with their ratio."""
-        return self.prediction(costmodel.model_for(self.current_partition.extras))
+    def osu_buckets(self) -> bool:
+        """Whether the environment's OSU takes a count per size range (7.5.1 and later)."""
+        return osu_versions.supports(self.osu_version, 'iteration_buckets')
+
+    def count_options(self) -> list[str]:
+        """``-x``/``-i`` as this OSU reads them (:func:`omb_suite.osu.counts.options`)."""
+        return osu_counts.options(self.benchmark, self.counts(), self.osu_buckets())
+
+    def run_facts(self) -> RunFacts:
+        """The test's facts as its plan needs them (read afresh: each answer is the
+        plan of the test as it stands)."""
+        plan = self.sweep_plan()
+        part, env = self.current_partition, self.current_environ.name
+        return RunFacts(
+            self.benchmark, self.osu_version, plan.sizes if plan else [], self.job_shape(),
+            self.launches(), earlier_runs.partition_model(self),
+            costmodel.model_for(part.extras), counts=self.counts(),
+            from_history=self.iterations_from_history, buckets=self.osu_buckets(),
+            osu_program=self.benchmark in catalogue.catalogue(),
+            shrink=part.extras.get('iteration_shrink'), name=self.display_name,
+            where=f'{self.display_name} on {part.fullname}+{env}')
+
+    def planner(self) -> Planner:
+        return Planner(self.run_facts())
+
+    @run_after('setup', always_last=True)
+    def choose_iterations(self):
+        """Counts as set, else from history (printed with the reason)."""
+        problem = counts_problem(self.counts(), self.osu_buckets(), self.osu_version)
+        self.skip_if(problem is not None, problem or '')
+        planner = self.planner()
+        counts, reason = planner.choose_counts(lambda: earlier_runs.size_history(self))
+        if counts is not None:
+            self.warmup, self.iterations = counts.warmup, counts.iterations
+            self.warmup_large, self.iterations_large = counts.warmup_large, \
+                counts.iterations_large
+        if reason:
+            self.iterations_reason = reason
+        if planner.needs_history():
+            self.logger.info(reason)
 
     def wall_prediction(self) -> costmodel.Prediction:
-        """Where earlier runs measured this benchmark (at this or other scales): the base
-        prediction times their wall time against it; else the fitted model's prediction."""
-        table = wall_factors(self)
-        if not any(b == self.benchmark for b, _ in table):
-            return self.prediction()
-        return costmodel.scaled(self.base_prediction(),
-                                costwall.factor(table, self.benchmark, self.num_tasks))
+        """The prediction of the run with its counts (:meth:`Planner.wall_prediction`)."""
+        return self.planner().wall_prediction(self.counts(), earlier_runs.wall_factors(self))
 
     @run_before('run')
     def limit_from_prediction(self):
-        """The limit: a multiple of the prediction with a floor; ``timeout`` enforces it.
-        Only from a model the partition declared or its perflogs fitted: the built-in
-        defaults guess, and a guess must not stop a first run (the partition's own
-        ``time_limit`` stays)."""
-        pred = self._wall_prediction = self.wall_prediction()
-        self.model_s = round(self.base_prediction().seconds, 3)
+        """The limit from the prediction (:meth:`Planner.limit`); ``timeout`` enforces it."""
+        planner, counts = self.planner(), self.counts()
+        pred = self._wall_prediction = planner.wall_prediction(
+            counts, earlier_runs.wall_factors(self))
+        self.model_s = round(planner.base_prediction(counts).seconds, 3)
         self.predicted_s = round(pred.seconds, 2)
         rule = self.current_partition.extras.get('time_limits') or {}
-        multiple = self.limit_multiple or rule.get('multiple')
-        floor = self.limit_floor_s or rule.get('floor_s')
-        _, _, grace = costmodel.limit_rule()
-        self._limit_rule, self._limit_basis = (multiple, floor), None
-        if partition_model(self).source != 'default' or self.limit_multiple \
-                or self.limit_floor_s:
-            self.limit_s = costmodel.time_limit(pred, multiple, floor)
-            self.time_limit = f'{self.limit_s * self.launches() + grace}s'
-        elif self.hang_after_result():
-            # no model to predict from, but a library that may not exit after its result:
-            # the suite's own limit, ReFrame's less its grace, so that sanity sees the output
-            # (ReFrame's own limit would end the test with a bare "job timed out")
-            self.limit_s = max(1, int(self.reframe_limit_s() / self.launches()) - grace)
-            self._limit_basis = (f"ReFrame's {self.reframe_limit_s():.0f} s less {grace} s: no "
-                                 'partition model to predict from, and a library that may '
-                                 'not exit after its result')
+        limit: Limit = planner.limit(
+            pred, self.limit_multiple or rule.get('multiple'),
+            self.limit_floor_s or rule.get('floor_s'),
+            asked=bool(self.limit_multiple or self.limit_floor_s),
+            hang=lambda: bool(self.hang_after_result()), reframe_limit_s=self.reframe_limit_s)
+        self._limit_rule, self._limit_basis = limit.rule, limit.basis
+        self.limit_s = limit.seconds
+        if limit.job is not None:
+            self.time_limit = limit.job
         if self.limit_s:
             self.job.launcher.modifier = 'timeout'
             self.job.launcher.modifier_options = ['--kill-after=10', f'{self.limit_s}s']

@@ -11,7 +11,7 @@ cases a campaign already has a result for are left out, the budget picks the res
 is printed before anything runs; a budget below the cheapest case runs nothing and exits 1.
 Dry runs of a campaign rehearse it: each counts the campaign's earlier dry runs as done.
 
-A case that cannot predict its cost (no :class:`~omb_suite.rfm.cost.ScaleAware`) or that its
+A case that cannot predict its cost (no :class:`~omb_suite.rfm.job_cost.ScaleAware`) or that its
 setup skips stays selected at no cost: it costs a skip, or the budget cannot tell.
 """
 
@@ -31,15 +31,15 @@ from reframe.utility import osext
 
 from omb_suite.cost import budget as costbudget
 from omb_suite.cost import wall as costwall
-from omb_suite.rfm import cost, listing
+from omb_suite.rfm import earlier_runs, job_cost, listing
 
 _SCALE = re.compile(r'\s%scale=\S+')
 
 
 def _settings(cases: list) -> tuple[float | None, str | None]:
     """The session's budget and campaign, as ``-S`` set them on its tests."""
-    budgets = {c.check.budget for c in cases if isinstance(c.check, cost.ScaleAware)}
-    campaigns = {c.check.campaign for c in cases if isinstance(c.check, cost.ScaleAware)}
+    budgets = {c.check.budget for c in cases if isinstance(c.check, job_cost.ScaleAware)}
+    campaigns = {c.check.campaign for c in cases if isinstance(c.check, job_cost.ScaleAware)}
     budgets.discard('')
     campaigns.discard('')
     if len(budgets) > 1 or len(campaigns) > 1:
@@ -109,7 +109,7 @@ def _campaign_results(directory: Path, campaign: str, rehearsal: bool
 def _report_dirs() -> list[Path]:
     """Where the campaign's run reports are: the suite's reports directory and that of the
     report file ReFrame writes (``--report-file`` or the configuration's ``report_file``)."""
-    dirs = [cost.reports_dir()]
+    dirs = [earlier_runs.reports_dir()]
     configured = str(runtime().get_option('general/0/report_file') or '')
     if configured:
         dirs.append(Path(osext.expandvars(configured)).expanduser().parent)
@@ -123,7 +123,7 @@ def _winners(cases: list) -> set[tuple[str, str]]:
     seen: set[tuple[str, str]] = set()
     for case in cases:
         test = case.check
-        if not isinstance(test, cost.ScaleAware) or not hasattr(test, 'algorithm'):
+        if not isinstance(test, job_cost.ScaleAware) or not hasattr(test, 'algorithm'):
             continue
         with listing.restored(test):
             test._current_partition, test._current_environ = case.partition, case.environ
@@ -131,7 +131,7 @@ def _winners(cases: list) -> set[tuple[str, str]]:
         if (str(directory), case.environ.name) in seen:
             continue
         seen.add((str(directory), case.environ.name))
-        for row in cost.partition_records(directory):
+        for row in earlier_runs.partition_records(directory):
             alg = row.get('algorithm')
             if (row.get('environ') != case.environ.name or not alg or row.get('result') != 'pass'
                     or row.get('perf_unit') != 'us'):
@@ -156,7 +156,7 @@ def choose(cases: list) -> list | None:
     runs = [c for c in cases if not c.check.is_fixture()]
     kept, priced = [], {}
     for case in runs:
-        priced_case = (_as_budget_case(case) if isinstance(case.check, cost.ScaleAware)
+        priced_case = (_as_budget_case(case) if isinstance(case.check, job_cost.ScaleAware)
                        else None)
         if priced_case is None:
             kept.append(case)          # skipped by its setup, or no prediction: no cost

@@ -1,0 +1,106 @@
+"""One test's plan from its facts (omb_suite.cost.planner): the counts, the prediction and the
+limit, without ReFrame (the layer, rfm/job_cost.py, gathers the facts and applies these)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from omb_suite.cost import model as costmodel
+from omb_suite.cost.planner import Limit, Planner, RunFacts, counts_problem
+from omb_suite.osu.counts import Counts
+
+ONE_NODE = costmodel.Shape(2, 1, 2, 2, 'intra_socket')
+DEFAULT = costmodel.model_for({})
+DECLARED = dataclasses.replace(DEFAULT, source='declared')
+SIZES = [1, 8, 1024, 65536, 1048576]
+
+
+def facts(**changes) -> RunFacts:
+    base = RunFacts('osu_latency', '7.4', SIZES, ONE_NODE, 1, DEFAULT, DEFAULT,
+                    name='OsuPt2Pt', where='OsuPt2Pt on vm:default+env')
+    return dataclasses.replace(base, **changes)
+
+
+def never() -> list:
+    raise AssertionError('history read although the counts do not come from it')
+
+
+def test_counts_set_by_hand_are_kept_and_history_is_not_read():
+    planner = Planner(facts(counts=Counts(iterations=5)))
+    assert not planner.needs_history()
+    assert planner.choose_counts(never) == (None, 'OsuPt2Pt: -x/-i as set')
+
+
+def test_history_off_keeps_osus_defaults():
+    planner = Planner(facts(from_history=False))
+    assert planner.choose_counts(never) == (
+        Counts(), "OsuPt2Pt: OSU's defaults (iterations_from_history off)")
+
+
+def test_a_program_of_ours_keeps_its_counts_without_a_reason():
+    assert Planner(facts(osu_program=False)).choose_counts(never) == (None, '')
+
+
+def test_no_history_keeps_osus_defaults_saying_why():
+    planner = Planner(facts())
+    assert planner.needs_history()
+    counts, reason = planner.choose_counts(list)
+    assert counts == Counts()
+    assert reason.startswith("OsuPt2Pt on vm:default+env: OSU's defaults")
+
+
+def test_counts_per_size_range_need_an_osu_with_buckets():
+    large = Counts(iterations_large=100)
+    assert 'OSU 7.5.1 or later' in counts_problem(large, False, '7.4')
+    assert counts_problem(large, True, '8.0') is None
+    assert counts_problem(Counts(iterations=5), False, '7.4') is None
+
+
+def test_the_prediction_is_the_models_with_the_counts():
+    planner = Planner(facts())
+    got = planner.prediction(Counts(iterations=5))
+    assert got == costmodel.predict('osu_latency', SIZES, ONE_NODE, DEFAULT, iterations=5,
+                                    osu_version='7.4')
+    assert planner.sweep_cost(Counts(iterations=5)) == got.seconds
+    assert got.seconds < planner.prediction(Counts()).seconds
+
+
+def test_earlier_wall_times_scale_the_declared_prediction():
+    planner = Planner(facts())
+    assert planner.wall_prediction(Counts(), {}) == planner.prediction(Counts())
+    walls = {('osu_latency', 2): 2.0}
+    assert planner.wall_prediction(Counts(), walls).seconds == pytest.approx(
+        2 * planner.base_prediction(Counts()).seconds)
+
+
+def test_no_limit_from_the_built_in_defaults_unless_asked():
+    planner = Planner(facts())
+    pred = planner.prediction(Counts())
+    asked = []
+    assert planner.limit(pred, None, None, asked=False, hang=lambda: asked.append(1) or False,
+                         reframe_limit_s=lambda: 600.0) == Limit()
+    assert asked == [1]
+    limit = planner.limit(pred, 2.0, 30, asked=True, hang=never, reframe_limit_s=never)
+    _, _, grace = costmodel.limit_rule()
+    assert limit == Limit(30, f'{30 + grace}s', (2.0, 30))
+
+
+def test_a_partitions_own_model_gives_the_limit():
+    planner = Planner(facts(model=DECLARED))
+    pred = planner.prediction(Counts())
+    limit = planner.limit(pred, None, None, asked=False, hang=never, reframe_limit_s=never)
+    assert limit.seconds == costmodel.time_limit(pred)
+    assert limit.basis is None
+
+
+def test_a_library_that_may_hang_gets_reframes_limit_less_the_grace():
+    planner = Planner(facts(launches=2))
+    pred = planner.prediction(Counts())
+    _, _, grace = costmodel.limit_rule()
+    limit = planner.limit(pred, None, None, asked=False, hang=lambda: True,
+                          reframe_limit_s=lambda: 600.0)
+    assert limit.seconds == 300 - grace
+    assert limit.job is None
+    assert limit.basis.startswith("ReFrame's 600 s less")
