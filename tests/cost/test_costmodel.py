@@ -136,3 +136,22 @@ def test_every_collective_of_the_catalogue_has_a_cost():
     shape = costmodel.Shape(64, 2, 32, 32, 'inter_node')
     for name in catalogue.names(*catalogue.COLLECTIVE_KINDS):
         assert costmodel.modelled_unit_us(name, 1024, shape, model) > 0, name
+
+
+def test_the_fit_learns_a_two_pass_point_to_point_program():
+    """osu_partitioned_latency reports the non-blocking figures (pure_comm, overall): its unit
+    is their mean, as for a non-blocking collective, so its first run corrects the model."""
+    run = {'benchmark': 'osu_partitioned_latency', 'num_tasks': '2', 'num_nodes': '1',
+           'num_tasks_per_node': '2', 'placement': 'intra_socket', 'algorithm': '',
+           'display_name': 'OsuPt2PtMore %benchmark=osu_partitioned_latency',
+           'job_completion_time': '2026-11-28T20:00:00+00:00', 'result': 'pass'}
+    records = [{**run, 'perf_var': f'{var}_{size}', 'perf_value': str(value)}
+               for size, pure, overall in [(8, 30.0, 40.8), (1048576, 12000.0, 14600.0)]
+               for var, value in [('pure_comm', pure), ('overall', overall)]]
+    assert costfit.measured_unit(records[0]) == (8, 30.0)
+    assert costfit.measured_unit(records[1]) is None
+    assert costfit.measurable('osu_partitioned_latency') and not costfit.measurable('osu_hello')
+    model = costfit.fit(records, costmodel.model_for({}), cores_per_node=2,
+                        cores_per_socket=2, sockets=1)
+    keys = [k for k in model.corrections if k[0] == 'osu_partitioned_latency']
+    assert keys, model.corrections

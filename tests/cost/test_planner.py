@@ -104,3 +104,25 @@ def test_a_library_that_may_hang_gets_reframes_limit_less_the_grace():
     assert limit.seconds == 300 - grace
     assert limit.job is None
     assert limit.basis.startswith("ReFrame's 600 s less")
+
+
+def test_a_program_the_fitted_model_never_measured_is_not_stopped_by_its_guess():
+    """osu_partitioned_latency took 310 s (MPICH 4.0.2, OSU 8.0b2) where a model fitted from
+    osu_latency and osu_bw said 5.5 s: 3 x 5.5 s, or the 60 s floor, would have stopped its
+    first run, and with no run in the perflogs the fit could never learn it."""
+    fitted = dataclasses.replace(
+        DEFAULT, source='fitted from 40 perflog records',
+        corrections={('osu_latency', 2, 'intra_socket'): [(8, 1.0)]})
+    args = dict(asked=False, hang=lambda: False, reframe_limit_s=never)
+    new = Planner(facts(benchmark='osu_partitioned_latency', model=fitted))
+    limit = new.limit(new.prediction(Counts()), None, None, **args)
+    assert limit.seconds == 0 and 'no run of osu_partitioned_latency' in limit.basis
+    known = Planner(facts(model=fitted))
+    assert known.limit(known.prediction(Counts()), None, None, **args).seconds > 0
+    learnt = dataclasses.replace(fitted, corrections={
+        **fitted.corrections, ('osu_partitioned_latency', 2, 'intra_socket'): [(8, 90.0)]})
+    again = Planner(facts(benchmark='osu_partitioned_latency', model=learnt))
+    assert again.limit(again.prediction(Counts()), None, None, **args).seconds > 0
+    asked = new.limit(new.prediction(Counts()), 3.0, 60, asked=True, hang=never,
+                      reframe_limit_s=never)
+    assert asked.seconds >= 60

@@ -38,6 +38,20 @@ def read_perflog(path: Path) -> tuple[list[dict[str, str]], list[str]]:
     return reader.read_rows(path)
 
 
+def measurable(benchmark: str) -> bool:
+    """Whether the fit can learn ``benchmark``'s cost from its records (a program reporting
+    latency, bandwidth or a non-blocking loop's figures)."""
+    info = catalogue.get(benchmark)
+    return info.kind in _UNIT_METRIC or _two_pass(info) or \
+        bool({'latency', 'bandwidth'} & set(info.metrics))
+
+
+def _two_pass(info: catalogue.Benchmark) -> bool:
+    """A program whose loop runs each size alone, then overlapped, reporting both as the
+    non-blocking collectives do (``osu_partitioned_latency``: ``pure_comm`` and ``overall``)."""
+    return {'pure_comm', 'overall'} <= set(info.metrics)
+
+
 def _int(value: str | None, default: int) -> int:
     try:
         return int(value) if value not in (None, '', 'null', 'None') else default
@@ -54,6 +68,8 @@ def measured_unit(record: dict[str, str]) -> tuple[int, float] | None:
         return None
     var = record.get('perf_var', '')
     metric = _UNIT_METRIC.get(info.kind)
+    if metric is None and _two_pass(info):
+        metric = _UNIT_METRIC['nonblocking']
     if metric and not info.has_sizes:
         return (0, value) if var == metric else None
     match = _SIZED.match(var)
@@ -119,10 +135,11 @@ def fit(records: Iterable[dict[str, str]], base: PerfModel, *, cores_per_node: i
 
 
 def _with_second_pass(item, records: list[dict[str, str]]):
-    """A non-blocking record's unit: the mean of its pure_comm and overall at that size (the
-    same test run); kept as is where no overall was recorded."""
+    """A non-blocking (or two-pass) record's unit: the mean of its pure_comm and overall at
+    that size (the same test run); kept as is where no overall was recorded."""
     record, shape, (size, unit) = item
-    if catalogue.get(record['benchmark']).kind != 'nonblocking':
+    info = catalogue.get(record['benchmark'])
+    if info.kind != 'nonblocking' and not _two_pass(info):
         return item
     var = f'{_SECOND_PASS}_{size}' if size else _SECOND_PASS
     key = ('display_name', 'job_completion_time', 'num_tasks')
