@@ -60,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     env = {**os.environ, 'OMB_RESULTS_DIR': str(args.out.resolve())}
     rows, ran = [], Counter()
     for i in range(1, args.sessions + 1):
-        report = args.out / f'session-{i}.json'
+        # one report per session for good: the campaign's memory is its run reports
+        report = args.out / f'{args.campaign}-session-{i}.json'
+        if report.exists():
+            print(f'{report} exists: a new --campaign name, or a new OUT', file=sys.stderr)
+            return 2
         cmd = [*shlex.split(args.alloc), str(VENV / 'reframe'), '--nocolor',
                *(x for c in configs for x in ('-C', c)), '-c', str(REPO / 'reframe/checks'),
                '--system', args.system, '--prefix', str(args.out / 'rfm'),
@@ -70,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=REPO)
         after = load()
         text = out.stdout + out.stderr
-        if 'complete' in text and 'campaign' in text and not BOUGHT.search(text):
+        if f'campaign {args.campaign}: complete' in text:   # said with a Budget line of 0
             print(f'session {i}: the campaign is complete')
             break
         found = BOUGHT.search(text)
