@@ -40,6 +40,22 @@ PURE = sorted(p for p in SRC.rglob('*.py') if 'rfm' not in p.parts and p not in 
 LAYER = sorted((SRC / 'rfm').glob('*.py'))
 CHECKS = sorted((REPO / 'reframe' / 'checks').rglob('*.py'))
 
+REVIEW = REPO / 'src' / 'omb_review'
+#: The packages of src/omb_review and the packages each may import (besides itself, the pure
+#: packages of omb_suite and data files). docs/maintaining.md, "Trend review", draws it; the
+#: command line (:data:`REVIEW_TOP`) sits above them all.
+REVIEW_ARROWS: dict[str, set[str]] = {
+    'read': set(),
+    'judge': {'read'},
+    'references': {'read', 'judge'},
+    'tuning': {'read', 'judge'},
+    'report': {'read', 'judge', 'tuning'},
+}
+REVIEW_TOP = {'__init__', 'cli', 'arguments'}
+#: The review's one ReFrame import: a site's configuration read by ReFrame's own loader.
+REVIEW_READS_REFRAME = {REVIEW / 'read' / 'siteconfig.py': ('reframe.core.config',)}
+REVIEW_FILES = sorted(REVIEW.rglob('*.py'))
+
 
 def imports(path: Path) -> list[tuple[str, list[str]]]:
     """(module, names) of every import statement of a file."""
@@ -66,7 +82,8 @@ def test_the_launcher_registration_imports_reframes_registry_and_pure_modules_on
         assert not module.startswith(('omb_suite.rfm', 'omb_review')), module
 
 
-@pytest.mark.parametrize('path', [*PURE, *LIGHT, *LAYER, *CHECKS], ids=lambda p: p.name)
+@pytest.mark.parametrize('path', [*PURE, *LIGHT, *LAYER, *CHECKS, *REVIEW_FILES],
+                         ids=lambda p: p.name)
 def test_no_private_name_is_imported_across_modules(path):
     for module, names in imports(path):
         private = [n for n in names if n.startswith('_') and n != '__future__']
@@ -79,21 +96,33 @@ def test_the_reframe_layer_does_not_import_checks_or_the_review_tool():
             assert not module.startswith(('omb_review', 'osu_')), (path.name, module)
 
 
-def _unit(path: Path) -> str:
-    """The package (or top module) of src/omb_suite a file belongs to."""
-    parts = path.relative_to(SRC).parts
+def _unit(path: Path, root: Path = SRC) -> str:
+    """The package (or top module) of ``root`` (src/omb_suite, src/omb_review) a file
+    belongs to."""
+    parts = path.relative_to(root).parts
     return parts[0] if len(parts) > 1 else path.stem
 
 
-def _targets(path: Path) -> set[str]:
-    """The packages and top modules of src/omb_suite a file imports."""
+def _targets(path: Path, top: str = 'omb_suite') -> set[str]:
+    """The packages and top modules of ``top`` a file imports."""
     found = set()
     for module, names in imports(path):
         parts = module.split('.')
-        if parts[0] != 'omb_suite':
+        if parts[0] != top:
             continue
         found |= set(names) if len(parts) == 1 else {parts[1]}
     return found
+
+
+def _drawn(after: str) -> dict[str, set[str]]:
+    """The arrows of the first ``text`` picture after ``after`` in docs/maintaining.md."""
+    text = (REPO / 'docs' / 'maintaining.md').read_text()
+    block = text.split(after, 1)[1].split('```text\n', 1)[1].split('```', 1)[0]
+    drawn = {}
+    for line in block.splitlines():
+        name, _, targets = line.partition('->')
+        drawn[name.strip()] = set(re.findall(r'\w+', targets))
+    return drawn
 
 
 def _shim(path: Path) -> bool:
@@ -126,13 +155,7 @@ def test_the_arrows_have_no_cycle():
 
 
 def test_the_picture_in_maintaining_md_is_the_arrows():
-    text = (REPO / 'docs' / 'maintaining.md').read_text()
-    block = text.split('## Packages and their arrows', 1)[1].split('```text\n', 1)[1]
-    drawn = {}
-    for line in block.split('```', 1)[0].splitlines():
-        name, _, targets = line.partition('->')
-        drawn[name.strip()] = set(re.findall(r'\w+', targets))
-    assert drawn == ARROWS
+    assert _drawn('## Packages and their arrows') == ARROWS
 
 
 def _declarations_only(cls: ast.ClassDef) -> list[str]:
@@ -157,31 +180,9 @@ def test_check_files_hold_parameters_and_nothing_else(path):
             assert not _declarations_only(node), f'{path.name}.{node.name}: move it to the layer'
 
 
-@pytest.mark.parametrize('path', [*PURE, *LIGHT, *LAYER], ids=lambda p: p.name)
+@pytest.mark.parametrize('path', [*PURE, *LIGHT, *LAYER, *REVIEW_FILES], ids=lambda p: p.name)
 def test_library_files_stay_short(path):
     assert len(path.read_text().splitlines()) <= 350, f'{path.name}: split it by concept'
-
-
-REVIEW = REPO / 'src' / 'omb_review'
-#: The packages of src/omb_review and the packages each may import (besides itself, the pure
-#: packages of omb_suite and data files). docs/maintaining.md, "Trend review", draws it; the
-#: command line (:data:`REVIEW_TOP`) sits above them all.
-REVIEW_ARROWS: dict[str, set[str]] = {
-    'read': set(),
-    'judge': {'read'},
-    'references': {'read', 'judge'},
-    'tuning': {'read', 'judge'},
-    'report': {'read', 'judge', 'tuning'},
-}
-REVIEW_TOP = {'__init__', 'cli', 'arguments'}
-#: The review's one ReFrame import: a site's configuration read by ReFrame's own loader.
-REVIEW_READS_REFRAME = {REVIEW / 'read' / 'siteconfig.py': ('reframe.core.config',)}
-REVIEW_FILES = sorted(REVIEW.rglob('*.py'))
-
-
-def _review_unit(path: Path) -> str:
-    parts = path.relative_to(REVIEW).parts
-    return parts[0] if len(parts) > 1 else path.stem
 
 
 @pytest.mark.parametrize('path', REVIEW_FILES, ids=lambda p: str(p.relative_to(REVIEW)))
@@ -195,18 +196,12 @@ def test_the_review_imports_no_reframe_and_no_layer_of_the_suite(path):
 
 @pytest.mark.parametrize('path', REVIEW_FILES, ids=lambda p: str(p.relative_to(REVIEW)))
 def test_the_review_packages_follow_their_arrows(path):
-    unit = _review_unit(path)
+    unit = _unit(path, REVIEW)
     if unit in REVIEW_TOP:
         return
-    allowed = {unit} | REVIEW_ARROWS[unit]
-    for module, names in imports(path):
-        parts = module.split('.')
-        if parts[0] != 'omb_review':
-            continue
-        targets = set(names) if len(parts) == 1 else {parts[1]}
-        stray = targets - allowed
-        assert not stray, (f'{path.relative_to(REVIEW)} imports {sorted(stray)}: '
-                           f'not an arrow of {unit}')
+    stray = _targets(path, 'omb_review') - {unit} - REVIEW_ARROWS[unit]
+    assert not stray, f'{path.relative_to(REVIEW)} imports {sorted(stray)}: not an arrow of {unit}'
+
 
 
 def test_the_review_has_its_packages_and_no_loose_module():
@@ -218,21 +213,7 @@ def test_the_review_has_its_packages_and_no_loose_module():
 
 
 def test_the_review_picture_in_maintaining_md_is_its_arrows():
-    text = (REPO / 'docs' / 'maintaining.md').read_text()
-    block = text.split('**Trend review**', 1)[1].split('```text\n', 1)[1].split('```', 1)[0]
-    drawn = {}
-    for line in block.splitlines():
-        name, _, targets = line.partition('->')
-        drawn[name.strip()] = set(re.findall(r'\w+', targets))
-    assert drawn == REVIEW_ARROWS
-
-
-@pytest.mark.parametrize('path', REVIEW_FILES, ids=lambda p: str(p.relative_to(REVIEW)))
-def test_review_files_stay_short_and_import_no_private_name(path):
-    assert len(path.read_text().splitlines()) <= 350, f'{path.name}: split it by concept'
-    for module, names in imports(path):
-        private = [n for n in names if n.startswith('_') and n != '__future__']
-        assert not private, f'{path.name} imports {private} from {module}'
+    assert _drawn('**Trend review**') == REVIEW_ARROWS
 
 
 def test_layer_modules_are_named_for_what_the_reframe_side_does():
