@@ -21,6 +21,16 @@
 #   check, or a series of the session with no baseline (an environment renamed without a
 #   series to continue). OMB_UPGRADE_CONFIRM=0: one session after, judged alone (--confirm 1).
 #
+#   scripts/upgrade.sh side-by-side SYSTEM[:PARTITION] OLD NEW [reframe options...]
+#
+# side-by-side: where the old and the new library are both installed (two modules, two
+#   prefixes, two environments), one session runs both: ReFrame's serial policy launches
+#   OLD and NEW of each case one after the other, $OMB_SIDE_BY_SIDE_PAIRS times (default 12,
+#   --reruns), and omb-review compare judges NEW against OLD pair by pair: the machine's
+#   moment is in both launches of a pair and cancels in their ratio. Mode: $OMB_UPGRADE_MODE when
+#   set, else the verdict set's own counts. Exit non-zero on a regression, a failed check or
+#   too few pairs. No history is needed (and none is used).
+#
 # Everything else (OMB_RFM_CONFIG, OMB_NO_SETUP, OMB_ALLOC, OMB_REVIEW_ARGS...) is
 # scripts/cluster-ci.sh's.
 set -uo pipefail
@@ -78,8 +88,28 @@ case $step in
     echo "after the upgrade: reframe exit $run_rc, gate exit $gate_rc"
     exit $(( run_rc != 0 || gate_rc != 0 ))
     ;;
+  side-by-side)
+    shift
+    [ $# -ge 3 ] || { echo "usage: $0 side-by-side SYSTEM[:PARTITION] OLD NEW [reframe options...]" >&2; exit 2; }
+    system=$1 old=$2 new=$3
+    shift 3
+    pairs=${OMB_SIDE_BY_SIDE_PAIRS:-12}
+    mode=(); [ -n "${OMB_UPGRADE_MODE:-}" ] && mode=(--mode "$OMB_UPGRADE_MODE")
+    start=$(date -u +%FT%T)
+    echo "== side by side: $old and $new in one session, each case launched $pairs times a side"
+    run_rc=0
+    OMB_GATE=0 OMB_RERUNS=$((pairs - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
+        "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial "$@" || run_rc=$?
+    echo "== omb-review compare ($new against $old, the launches since $start)"
+    # shellcheck disable=SC2086
+    review compare "$results" --before "$old" --after "$new" --since "$start" \
+        --json "$results/compare-upgrade.json" ${OMB_COMPARE_ARGS:-}
+    gate_rc=$?
+    echo "side by side: reframe exit $run_rc, compare exit $gate_rc"
+    exit $(( run_rc != 0 || gate_rc != 0 ))
+    ;;
   *)
-    echo "usage: $0 before SYSTEM[:PARTITION] [reframe options...] | $0 after" >&2
+    echo "usage: $0 before SYSTEM[:PARTITION] [reframe options...] | $0 after | $0 side-by-side SYSTEM OLD NEW" >&2
     exit 2
     ;;
 esac

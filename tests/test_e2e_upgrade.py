@@ -130,6 +130,36 @@ def test_upgrade_with_a_site_configuration_of_modules(tmp_path, tree):
     assert_regression_named(slower, 'openmpi-4_1_4a', 'openmpi-4_1_4b')
 
 
+@real
+def test_side_by_side_finds_the_slower_module_and_passes_the_unchanged_one(tmp_path, tree,
+                                                                          monkeypatch):
+    """Both modules registered at once, as a site keeps the old library installed beside the
+    new: one session per comparison, 6 pairs of osu_latency launches (quick). The threshold is
+    raised to 50 %: TCP is 12x the latency; what is tested is the procedure, the rule's power
+    is measured in benchmarks/interleaved_gate.py."""
+    from omb_suite.setup import module_envs
+    env = base_env(tmp_path, tree)
+    for key in ('MODULEPATH', 'MODULESHOME', 'LMOD_CMD'):
+        monkeypatch.setenv(key, env[key])
+    entries = module_envs.module_entries(
+        [f'openmpi={",".join(tree[1][v])}' for v in ('4.1.4a', '4.1.4b', '4.1.4c')])
+    old, slower, same = (e['name'] for e in entries)
+    registry = write_registry(tmp_path / 'environments.json', entries)
+    env = {**env, 'OMB_NO_SETUP': '1', 'OMB_ENVIRONMENTS_FILE': str(registry),
+           'OMB_SIDE_BY_SIDE_PAIRS': '6', 'OMB_COMPARE_ARGS': '--threshold 0.5'}
+    select = ['--prefix', str(tmp_path / 'rfm'), '-n', 'OsuPt2Pt', '-E',
+              "benchmark == 'osu_latency' and placement == 'intra_socket'"]
+    found = upgrade('side-by-side', env, 'local', old, slower, *select)
+    assert found.returncode == 1
+    verdicts = found.stdout[found.stdout.index('== omb-review compare'):]
+    assert 'REGRESSION' in verdicts and 'osu_latency' in verdicts, verdicts
+    assert f'{old} -> {slower}' in verdicts
+    assert 'median of 6 pairs' in verdicts  # every rerun paired
+    unchanged = upgrade('side-by-side', env, 'local', old, same, *select)
+    assert unchanged.returncode == 0, unchanged.stdout[-3000:]
+    assert f'{old} -> {same}' in unchanged.stdout and ' 0 regression' in unchanged.stdout
+
+
 def test_after_without_before_says_what_to_run(tmp_path):
     env = {**os.environ, 'OMB_RESULTS_DIR': str(tmp_path)}
     out = upgrade('after', env)

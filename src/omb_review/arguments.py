@@ -10,6 +10,7 @@ from pathlib import Path
 
 from omb_review.judge.check import EXIT_NEW_SERIES, EXIT_NOTHING_JUDGED
 from omb_review.judge.detect import Settings
+from omb_review.judge.side_by_side import Rule
 from omb_review.read import importer
 from omb_review.read.siteconfig import default_config
 
@@ -148,6 +149,27 @@ def parser() -> argparse.ArgumentParser:
                      help="exit 0 when series of the judged session have no baseline yet (new "
                      "on purpose); otherwise that exits "
                      f"{EXIT_NEW_SERIES}: a new or renamed library is not a pass")
+    cmp_ = sub.add_parser(
+        "compare", help="an upgrade judged side by side: old and new library in one session",
+        description="Judge NEW against OLD from the launches of one session that ran both, "
+        "pair by pair (reframe -p '^(OLD|NEW)$' --exec-policy serial --reruns N: "
+        "docs/upgrade-workflow.md). Exit 1 on a regression, 3 when no curve has enough pairs.")
+    _common(cmp_)
+    cmp_.add_argument("--before", required=True, metavar="ENVIRON",
+                      help="the old library's ReFrame environment")
+    cmp_.add_argument("--after", required=True, metavar="ENVIRON",
+                      help="the new library's ReFrame environment")
+    cmp_.add_argument("--since", type=_when,
+                      help="only the launches at/after this date (the side-by-side session)")
+    cmp_.add_argument("--threshold", type=float, default=Rule.threshold,
+                      help="smallest change named (default %(default)s = 10%%)")
+    cmp_.add_argument("--alpha", type=float, default=Rule.alpha,
+                      help="signed-rank significance of a run of sizes (%(default)s)")
+    cmp_.add_argument("--min-sizes", type=int, default=Rule.min_sizes, metavar="N",
+                      help="adjacent message sizes judged as one (%(default)s)")
+    cmp_.add_argument("--min-pairs", type=int, default=Rule.min_pairs, metavar="N",
+                      help="pairs of launches a curve needs to be judged (%(default)s)")
+    cmp_.add_argument("--json", type=Path, help="also write each curve's verdict here")
     base = sub.add_parser("baseline", help="derive ReFrame reference values (YAML)",
                           description="Reference values per series from a stable window.")
     _common(base)

@@ -183,11 +183,51 @@ def cmd_results_dir(args) -> int:
     return 0
 
 
+def cmd_compare(args) -> int:
+    import json
+
+    from omb_review.judge import side_by_side as sbs
+
+    ds = _load(args)
+    frame = ds.frame
+    if args.since:
+        frame = frame.filter(pl.col("time") >= args.since)
+    present = sorted(frame["environ"].cast(pl.String).unique().drop_nulls())
+    lacking = [e for e in (args.before, args.after) if e not in present]
+    if lacking:
+        raise ValueError(f"no launches of {' and '.join(lacking)}"
+                         f"{' since ' + str(args.since) if args.since else ''}; environments "
+                         f"present: {', '.join(present) or 'none'}")
+    rule = sbs.Rule(args.threshold, args.alpha, args.min_sizes, args.min_pairs)
+    curves = sbs.judge(sbs.pair_curves(frame, args.before, args.after), rule)
+    counts = {s: sum(c.status == s for c in curves) for s in
+              (sbs.REGRESSION, sbs.IMPROVEMENT, sbs.OK, sbs.INSUFFICIENT)}
+    for c in curves:
+        if c.status in (sbs.REGRESSION, sbs.IMPROVEMENT):
+            print(sbs.describe(c))
+    print(f"{args.before} -> {args.after}: {len(curves)} curves measured by both: "
+          + ", ".join(f"{n} {s}" for s, n in counts.items()))
+    if args.json:
+        args.json.write_text(json.dumps([
+            {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
+             "sizes": c.sizes_moved, "ratio": c.change, "p": c.p} for c in curves], indent=1))
+    if counts[sbs.REGRESSION]:
+        return 1
+    if not curves or counts[sbs.INSUFFICIENT] == len(curves):
+        most = max((c.n_pairs for c in curves), default=0)
+        print(f"omb-review compare: no curve has {rule.min_pairs} pairs of launches (at most "
+              f"{most}): run both environments in one session with --exec-policy serial "
+              f"--reruns {rule.min_pairs - 1} (or more)", file=sys.stderr)
+        return EXIT_NOTHING_JUDGED
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = arguments.parser().parse_args(argv)
     command = {"check": cmd_check, "report": cmd_report, "baseline": cmd_baseline,
                "import-osu": cmd_import, "tune": cmd_tune,
-               "results-dir": cmd_results_dir, "fleet": cmd_fleet}[args.command]
+               "results-dir": cmd_results_dir, "fleet": cmd_fleet,
+               "compare": cmd_compare}[args.command]
     try:
         return command(args)
     except (FileNotFoundError, ValueError) as err:

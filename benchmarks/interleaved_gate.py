@@ -1,0 +1,130 @@
+"""An upgrade judged side by side (``omb-review compare``), measured on real sessions: its false
+alarms on an unchanged library, the real regressions it finds, and its power on injected steps,
+per number of pairs of launches.
+
+    python benchmarks/interleaved_gate.py DATA [DATA ...] --pair BEFORE:AFTER:aa
+        --pair BEFORE:AFTER:regression [--group 1] [--pairs 4,6,12] [--threshold ...]
+
+DATA: results directories (or sets of tests/data/gate) whose sessions ran several environments
+of one library with ``--exec-policy serial --reruns N`` (ReFrame runs the environments of a
+case one after the other, so OLD and NEW of one case are launched seconds apart and each rerun
+adds a pair): for example ``-p '^ab-(a|b|nosc)$'`` over a registry in which ``ab-a`` and
+``ab-b`` are the same library and ``ab-nosc`` the same with a setting that makes it slower
+(``benchmarks/gate_record.py --twin``). ``--pair BEFORE:AFTER:LABEL``: ``aa`` (nothing
+changed: a regression found is a false alarm) or ``regression`` (a real change: found or not).
+
+Every verdict is :func:`omb_review.judge.side_by_side.judge` at the given rule, what ``omb-review
+compare`` runs. A comparison is ``--group`` consecutive sessions (their pairs together: two
+sessions of 6 reruns give 12 pairs), judged on the first ``k`` pairs of each curve for each
+``k`` of ``--pairs`` (fewer reruns, measured on the same launches). Prints per label and ``k``:
+comparisons failed (a regression found), curves flagged of curves judged, and on A/A pairs the
+share of injected steps found (latency x1.1/1.2/1.5, bandwidth x0.9/0.8 over every run of
+``min_sizes`` adjacent sizes of every curve with that many sizes, added to the after side's
+launches of those sizes only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import polars as pl
+
+from omb_review.judge import side_by_side as sbs
+from omb_review.read.ingest import load
+from omb_review.read.series import worse_when
+
+STEPS = (('latency', 1.1), ('latency', 1.2), ('latency', 1.5), ('bandwidth', 0.9),
+         ('bandwidth', 0.8))
+
+
+def comparisons(frame: pl.DataFrame, before: str, after: str, group: int
+                ) -> list[list[sbs.Curve]]:
+    """Each group of ``group`` consecutive sessions that ran both: its curves with their pairs."""
+    both = (frame.filter(pl.col('environ').cast(pl.String).is_in([before, after]))
+            .group_by('session_id').agg(pl.col('time').min(),
+                                        pl.col('environ').cast(pl.String).n_unique().alias('n'))
+            .filter(pl.col('n') == 2).sort('time'))
+    ids = both['session_id'].to_list()
+    out = []
+    for start in range(0, len(ids) - group + 1, group):
+        part = frame.filter(pl.col('session_id').is_in(ids[start:start + group]))
+        out.append(sbs.pair_curves(part, before, after))
+    return out
+
+
+def first(c: sbs.Curve, k: int, step: float = 0.0, stepped: tuple = ()) -> sbs.Curve:
+    """The curve with its first ``k`` pairs per size, ``step`` (oriented log) added at
+    ``stepped`` sizes."""
+    pairs = {s: [d + (step if s in stepped else 0.0) for d in v[:k]]
+             for s, v in c.pairs.items()}
+    return replace(c, pairs=pairs, status=sbs.OK, sizes_moved=[], change=1.0, p=1.0)
+
+
+def judged(group: list[sbs.Curve], k: int, rule: sbs.Rule) -> list[sbs.Curve]:
+    return sbs.judge([first(c, k) for c in group if c.n_pairs >= k], rule)
+
+
+def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, factor: float
+             ) -> tuple[int, int]:
+    """(found, injected) over every run of ``min_sizes`` adjacent sizes of every curve."""
+    step = abs(math.log(factor))
+    found = total = 0
+    for group in groups:
+        for c in group:
+            latency = worse_when(c.keys['unit']) > 0
+            if (latency != (kind == 'latency') or c.n_pairs < k
+                    or len(c.sizes) < rule.min_sizes or c.sizes[0] is None):
+                continue
+            for start in range(len(c.sizes) - rule.min_sizes + 1):
+                stepped = tuple(c.sizes[start:start + rule.min_sizes])
+                total += 1
+                found += sbs.judge([first(c, k, step, stepped)], rule)[0].status == sbs.REGRESSION
+    return found, total
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('data', type=Path, nargs='+')
+    ap.add_argument('--pair', action='append', required=True, help='BEFORE:AFTER:aa|regression')
+    ap.add_argument('--group', type=int, default=1, help='sessions per comparison (1)')
+    ap.add_argument('--pairs', default='4,6', help='pairs of launches used per curve (4,6)')
+    ap.add_argument('--threshold', type=float, default=sbs.Rule.threshold)
+    ap.add_argument('--alpha', type=float, default=sbs.Rule.alpha)
+    ap.add_argument('--min-sizes', type=int, default=sbs.Rule.min_sizes)
+    args = ap.parse_args(argv)
+    frame = pl.concat([load(d, use_cache=False).frame for d in args.data], how='diagonal_relaxed')
+    ks = [int(k) for k in args.pairs.split(',')]
+    print(f'rule: median of the pairs >= +{args.threshold:.0%}, signed-rank p <= {args.alpha}, '
+          f'{args.min_sizes} adjacent sizes as one; {args.group} session(s) per comparison')
+    for spec in args.pair:
+        try:
+            before, after, label = spec.split(':')
+        except ValueError:
+            ap.error(f'--pair {spec!r}: expected BEFORE:AFTER:aa or BEFORE:AFTER:regression')
+        groups = comparisons(frame, before, after, args.group)
+        print(f'\n{before} -> {after} ({label}): {len(groups)} comparison(s)')
+        if not groups:
+            print(f'  no session ran both {before} and {after}', file=sys.stderr)
+            return 2
+        for k in ks:
+            rule = sbs.Rule(args.threshold, args.alpha, args.min_sizes, min_pairs=k)
+            verdicts = [judged(g, k, rule) for g in groups]
+            failed = sum(any(c.status == sbs.REGRESSION for c in v) for v in verdicts)
+            flagged = sum(c.status == sbs.REGRESSION for v in verdicts for c in v)
+            curves = sum(len(v) for v in verdicts)
+            line = (f'  {k} pairs: comparisons failed {failed}/{len(groups)}, curves flagged '
+                    f'{flagged}/{curves}')
+            if label == 'aa':
+                for kind, factor in STEPS:
+                    hit, n = injected(groups, k, rule, kind, factor)
+                    line += f'; {kind} x{factor}: {hit}/{n}'
+            print(line)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

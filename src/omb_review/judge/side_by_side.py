@@ -1,0 +1,163 @@
+"""Old and new library measured in the same session, launch by launch: the upgrade judged
+side by side (``omb-review compare``, ``scripts/upgrade.sh side-by-side``).
+
+ReFrame's serial policy runs the environments of a test case one after the other, so with
+``-p '^(OLD|NEW)$' --exec-policy serial --reruns N`` each case is launched as OLD, NEW, OLD,
+NEW... seconds apart: each rerun adds a *pair* of launches that shared the machine's moment.
+The comparison uses the pairs only, never one side's history, so a machine that is slower
+tonight than last week moves both sides of every pair and fails nothing.
+
+The rule, per curve (one benchmark configuration's variable over its message sizes): for each
+run of ``min_sizes`` adjacent sizes (every size, when the curve has fewer; a variable without
+sizes is its own run), one value per pair: the mean over the run's sizes of
+``log(after / before)``, oriented so that larger is worse (latency up, bandwidth down). The run
+is a **regression** when the median of those values is at least ``log(1 + threshold)``, every
+size of the run moved the same way (its own median above 0) and the one-sided exact Wilcoxon
+signed-rank test gives ``p <= alpha``; an **improvement** the same way round. Fewer than
+``min_pairs`` pairs: **insufficient** (say how many reruns to add). Measured on real
+sessions, with the false alarms and the power per number of pairs:
+``benchmarks/interleaved_gate.py``, docs/dev/gate.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+from scipy.stats import wilcoxon
+
+from omb_review.read.series import curve_label, with_size, worse_when
+from omb_suite import perflog_schema
+
+#: What one curve is, on both sides (the environment is the side, not the curve).
+CURVE_KEYS = ("system", "partition", "test", *perflog_schema.measurement_columns(), "metric",
+              "unit")
+REGRESSION, IMPROVEMENT, OK, INSUFFICIENT = "regression", "improvement", "ok", "insufficient"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The side-by-side rule's settings (see module)."""
+
+    threshold: float = 0.10
+    alpha: float = 0.05
+    min_sizes: int = 2
+    min_pairs: int = 6
+
+
+@dataclass
+class Curve:
+    """One curve's pairs: per size, the oriented log ratios of its pairs (larger is worse),
+    sessions kept apart only in how the pairs were formed."""
+
+    keys: dict
+    sizes: list[int | None]
+    pairs: dict[int | None, list[float]] = field(default_factory=dict)
+    status: str = OK
+    sizes_moved: list[int | None] = field(default_factory=list)
+    change: float = 0.0          # after/before over the run found (or the largest run), >1 worse
+    p: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return f"{curve_label({**self.keys, 'lineage': None})} {self.keys['metric']}"
+
+    @property
+    def n_pairs(self) -> int:
+        return min((len(v) for v in self.pairs.values()), default=0)
+
+
+def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
+    """Curves measured by both environments, each launch of ``before`` paired with the launch of
+    ``after`` of the same rank in the same session (the i-th of each, in time order)."""
+    frame = with_size(frame.filter(pl.col("value").is_not_null() & (pl.col("value") > 0)
+                                   & pl.col("environ").cast(pl.String).is_in([before, after])))
+    launches: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    keys_of: dict[tuple, dict] = {}
+    for row in frame.sort("time").iter_rows(named=True):
+        sign = worse_when(row["unit"])
+        if not sign:
+            continue
+        curve = tuple(str(row[k]) for k in CURVE_KEYS)
+        keys_of[curve] = {k: row[k] for k in CURVE_KEYS}
+        value = math.log(row["value"]) * sign
+        launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(value)
+    curves: dict[tuple, Curve] = {}
+    for (curve, size, _session), sides in launches.items():
+        n = min(len(sides[before]), len(sides[after]))
+        if n == 0:
+            continue
+        c = curves.setdefault(curve, Curve(keys_of[curve], []))
+        c.pairs.setdefault(size, []).extend(
+            a - b for b, a in zip(sides[before][:n], sides[after][:n], strict=True))
+    for c in curves.values():
+        c.sizes = sorted(c.pairs, key=lambda s: -1 if s is None else s)
+    return sorted(curves.values(), key=lambda c: c.label)
+
+
+def _p(values: np.ndarray, alternative: str) -> float:
+    if not np.any(values):
+        return 1.0
+    return float(wilcoxon(values, alternative=alternative, method="exact").pvalue)
+
+
+def _judge_run(c: Curve, sizes: list, rule: Rule) -> tuple[str, float, float]:
+    """(status, after/before, p) of one run of adjacent sizes."""
+    n = min(len(c.pairs[s]) for s in sizes)
+    rows = np.array([c.pairs[s][:n] for s in sizes])
+    per_pair = rows.mean(axis=0)
+    middle = float(np.median(per_pair))
+    limit = math.log1p(rule.threshold)
+    if middle >= limit and all(np.median(r) > 0 for r in rows):
+        p = _p(per_pair, "greater")
+        if p <= rule.alpha:
+            return REGRESSION, math.exp(middle), p
+    if middle <= -limit and all(np.median(r) < 0 for r in rows):
+        p = _p(per_pair, "less")
+        if p <= rule.alpha:
+            return IMPROVEMENT, math.exp(middle), p
+    return OK, math.exp(middle), 1.0
+
+
+def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
+    """Each curve's status by the rule (see module); the curves, judged in place."""
+    for c in curves:
+        if c.n_pairs < rule.min_pairs:
+            c.status = INSUFFICIENT
+            continue
+        need = min(rule.min_sizes, len(c.sizes))
+        found: dict[str, tuple] = {}
+        for start in range(len(c.sizes) - need + 1):
+            sizes = c.sizes[start:start + need]
+            status, change, p = _judge_run(c, sizes, rule)
+            best = found.get(status)
+            if best is None or abs(math.log(change)) > abs(math.log(best[1])):
+                found[status] = (sizes, change, p)
+        for status in (REGRESSION, IMPROVEMENT, OK):
+            if status in found:
+                c.status = status
+                c.sizes_moved, c.change, c.p = found[status]
+                break
+    return curves
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def describe(c: Curve) -> str:
+    """One line: the curve, the sizes, after/before and the evidence."""
+    sizes = c.sizes_moved
+    where = (_size(sizes[0]) if len(sizes) == 1 or sizes[0] is None
+             else f"{_size(sizes[0])} to {_size(sizes[-1])}")
+    ratio = c.change if worse_when(c.keys["unit"]) > 0 else 1 / c.change
+    return (f"{c.status.upper()} {c.label} [{c.keys['unit']}] {where}: after/before "
+            f"{(ratio - 1) * 100:+.0f} % (median of {c.n_pairs} pairs, p {c.p:.3g})")

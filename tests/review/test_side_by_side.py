@@ -1,0 +1,113 @@
+"""An upgrade judged side by side (omb_review.judge.side_by_side, ``omb-review compare``): old and
+new library launched alternately in one session, judged pair by pair."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import polars as pl
+import pytest
+from testdata import REPO
+
+from omb_review import cli
+from omb_review.judge import side_by_side as sbs
+
+KEYS = {"system": "sim", "partition": "cpu", "buffers": "H H", "test": "OsuPt2Pt",
+        "placement": "intra_socket", "algorithm": None, "window_size": None,
+        "processes": None, "rma_window": None, "rma_sync": None, "mapping": None,
+        "num_nodes": 1, "num_tasks": 2}
+SIZES = (8, 1024, 65536, 1048576)
+#: Two real sessions (6 reruns each) of one Open MPI as ab-a and ab-b, and ab-nosc: the same
+#: with single-copy off (tests/data/gate/README.md).
+SIDE_BY_SIDE = REPO / "tests/data/gate/local-side-by-side"
+
+
+def _frame(after: dict[int, float], pairs: int = 8, machine: dict[int, float] | None = None,
+           benchmark: str = "osu_latency", unit: str = "us", seed: int = 5) -> pl.DataFrame:
+    """One session: each pass launches old then new at every size (5 % launch noise); ``after``
+    multiplies the new library's value per size, ``machine`` both sides' values per pass."""
+    rng = np.random.default_rng(seed)
+    t0 = datetime(2026, 11, 1, 2, tzinfo=timezone.utc)
+    rows = []
+    metric = "latency" if unit == "us" else "bw"
+    for p in range(pairs):
+        for k, env in enumerate(("old", "new")):
+            for size in SIZES:
+                value = (1 + size / 1024) * rng.lognormal(0, 0.05) * (machine or {}).get(p, 1.0)
+                if env == "new":
+                    value *= after.get(size, 1.0)
+                rows.append({**KEYS, "benchmark": benchmark, "environ": env,
+                             "session_id": "s1", "perf_var": f"{metric}_{size}", "unit": unit,
+                             "value": value, "time": t0 + timedelta(seconds=10 * p + k)})
+    return pl.DataFrame(rows)
+
+
+def _judged(frame: pl.DataFrame) -> sbs.Curve:
+    (curve,) = sbs.judge(sbs.pair_curves(frame, "old", "new"))
+    return curve
+
+
+def test_an_unchanged_library_is_ok():
+    curve = _judged(_frame({}))
+    assert curve.status == sbs.OK and curve.n_pairs == 8
+
+
+def test_a_slower_run_of_sizes_is_a_regression_naming_them():
+    curve = _judged(_frame({65536: 1.3, 1048576: 1.3}))
+    assert curve.status == sbs.REGRESSION
+    assert curve.sizes_moved == [65536, 1048576]
+    assert 1.2 < curve.change < 1.4 and curve.p <= 0.05
+    assert "latency [us] 64 KiB to 1 MiB: after/before +2" in sbs.describe(curve)
+
+
+def test_one_size_alone_is_not_a_regression():
+    assert _judged(_frame({65536: 1.5})).status == sbs.OK
+
+
+def test_the_machine_slower_in_some_passes_moves_both_sides_and_fails_nothing():
+    """Passes 2-4 of the session twice as slow on both sides: judged against a history that
+    would be a regression; pair by pair it cancels."""
+    curve = _judged(_frame({}, machine={2: 2.0, 3: 2.0, 4: 2.0}))
+    assert curve.status == sbs.OK
+
+
+def test_bandwidth_lower_is_worse_and_higher_is_an_improvement():
+    worse = _judged(_frame({1024: 0.7, 65536: 0.7}, benchmark="osu_bw", unit="MB/s"))
+    better = _judged(_frame({1024: 1.4, 65536: 1.4}, benchmark="osu_bw", unit="MB/s"))
+    assert worse.status == sbs.REGRESSION and "after/before -30 %" in sbs.describe(worse)
+    assert better.status == sbs.IMPROVEMENT
+
+
+def test_too_few_pairs_is_insufficient_not_a_pass(tmp_path, capsys, monkeypatch):
+    assert _judged(_frame({65536: 2.0, 1048576: 2.0}, pairs=4)).status == sbs.INSUFFICIENT
+    frame = _frame({}, pairs=4)
+    monkeypatch.setattr(cli, "_load", lambda args: type("D", (), {"frame": frame})())
+    code = cli.main(["compare", str(tmp_path), "--before", "old", "--after", "new"])
+    assert code == 3
+    assert "--reruns 5 (or more)" in capsys.readouterr().err
+
+
+def test_an_environment_that_did_not_run_is_named_with_those_that_did(tmp_path, capsys,
+                                                                         monkeypatch):
+    frame = _frame({})
+    monkeypatch.setattr(cli, "_load", lambda args: type("D", (), {"frame": frame})())
+    assert cli.main(["compare", str(tmp_path), "--before", "old", "--after", "newer"]) == 2
+    err = capsys.readouterr().err
+    assert "no launches of newer" in err and "environments present: new, old" in err
+
+
+@pytest.mark.skipif(not SIDE_BY_SIDE.is_dir(), reason="no recorded side-by-side set")
+def test_real_sessions_the_unchanged_twin_passes_and_single_copy_off_is_found(tmp_path,
+                                                                              capsys):
+    """Recorded sessions: ab-b is ab-a (one Open MPI, one OSU build) under a second name; ab-nosc
+    turns single-copy off, which slows large transfers (docs/dev/gate.md)."""
+    args = ["compare", str(SIDE_BY_SIDE), "--no-cache", "--before", "ab-a"]
+    assert cli.main([*args, "--after", "ab-b", "--json", str(tmp_path / "aa.json")]) == 0
+    verdicts = json.loads((tmp_path / "aa.json").read_text())
+    assert verdicts and all(v["status"] in ("ok", "insufficient") for v in verdicts)
+    capsys.readouterr()
+    assert cli.main([*args, "--after", "ab-nosc"]) == 1
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out and "osu_bibw" in out
