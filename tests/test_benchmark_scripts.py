@@ -20,6 +20,9 @@ REVIEW_PERFLOGS = REPO / 'tests' / 'review' / 'data' / 'ours'
 GATE_SETS = [str(REPO / 'tests' / 'data' / 'gate' / s)
              for s in ('mc-aa', 'mc-reg-ompi-tcp-buffers')]
 
+#: Sessions that ran one Open MPI as ab-a and ab-b, and ab-nosc beside them (side by side)
+SIDE_BY_SIDE = str(REPO / 'tests' / 'data' / 'gate' / 'local-side-by-side')
+
 #: (script, smallest arguments, what the run must print); ``{tmp}`` is a scratch directory.
 WITHOUT_OSU = [
     ('osu_corpus.py', [], 'benchmark outputs'),
@@ -32,6 +35,8 @@ WITHOUT_OSU = [
     ('scale_costs.py', ['audit', '--system', 'example-epyc-xl'], '0 violations'),
     ('verdict_power.py', ['--smoke'], 'node-minutes ratio'),
     ('gate_operating.py', ['--quick', *GATE_SETS], 'nightly A/A: false alarms'),
+    ('interleaved_gate.py', [SIDE_BY_SIDE, '--pair', 'ab-a:ab-b:aa', '--pair',
+                             'ab-a:ab-nosc:regression', '--pairs', '6'], '6 pairs: comparisons'),
 ]
 WITH_OSU = [
     ('scale_costs.py', ['collectives', '--ranks', '2,4'], 'median error'),

@@ -110,9 +110,8 @@ def test_a_program_the_fitted_model_never_measured_is_not_stopped_by_its_guess()
     """osu_partitioned_latency took 310 s (MPICH 4.0.2, OSU 8.0b2) where a model fitted from
     osu_latency and osu_bw said 5.5 s: 3 x 5.5 s, or the 60 s floor, would have stopped its
     first run, and with no run in the perflogs the fit could never learn it."""
-    fitted = dataclasses.replace(
-        DEFAULT, source='fitted from 40 perflog records',
-        corrections={('osu_latency', 2, 'intra_socket'): [(8, 1.0)]})
+    fitted = costmodel.with_corrections(
+        DEFAULT, {('osu_latency', 2, 'intra_socket'): [(8, 1.0)]}, 'fitted from 40 records')
     args = dict(asked=False, hang=lambda: False, reframe_limit_s=never)
     new = Planner(facts(benchmark='osu_partitioned_latency', model=fitted))
     limit = new.limit(new.prediction(Counts()), None, None, **args)

@@ -52,6 +52,8 @@ class PerfModel:
     per_size_s: float
     corrections: Corrections = field(default_factory=dict)
     source: str = 'default'
+    #: fitted from the partition's perflogs (its corrections say which programs were measured)
+    fitted: bool = False
 
 
 def model_for(extras: dict | None) -> PerfModel:
@@ -231,7 +233,8 @@ def scaled(prediction: Prediction, factor: float) -> Prediction:
 
 
 def with_corrections(model: PerfModel, corrections: Corrections, source: str) -> PerfModel:
-    return replace(model, corrections=corrections, source=source)
+    """The model fitted from runs: their corrections, and where they came from."""
+    return replace(model, corrections=corrections, source=source, fitted=True)
 
 
 def launcher_s() -> float:

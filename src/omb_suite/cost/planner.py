@@ -166,7 +166,7 @@ class Planner:
         a guess (``osu_partitioned_latency`` with MPICH 4.0.2 took 310 s where the model
         said 5.5 s)."""
         f = self.facts
-        if not f.model.source.startswith('fitted') or not costfit.measurable(f.benchmark) \
+        if not f.model.fitted or not costfit.measurable(f.benchmark) \
                 or any(key[0] == f.benchmark for key in f.model.corrections):
             return None
         return (f'no run of {f.benchmark} in this partition\'s perflogs yet: the model only '
