@@ -205,8 +205,10 @@ def cmd_compare(args) -> int:
     for c in curves:
         if c.status in (sbs.REGRESSION, sbs.IMPROVEMENT):
             print(sbs.describe(c))
+    busy = max((c.busy_pairs for c in curves), default=0)
     print(f"{args.before} -> {args.after}: {len(curves)} curves measured by both: "
-          + ", ".join(f"{n} {s}" for s, n in counts.items()))
+          + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + (f"; up to {busy} pairs a curve left out (a launch on a busy node)" if busy else ""))
     if args.json:
         args.json.write_text(json.dumps([
             {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
@@ -215,8 +217,10 @@ def cmd_compare(args) -> int:
         return 1
     if not curves or counts[sbs.INSUFFICIENT] == len(curves):
         most = max((c.n_pairs for c in curves), default=0)
+        why = (f" ({busy} left out: a launch on a busy node; run it again on a quiet one)"
+               if busy else "")
         print(f"omb-review compare: no curve has {rule.min_pairs} pairs of launches (at most "
-              f"{most}): run both environments in one session with --exec-policy serial "
+              f"{most}{why}): run both environments in one session with --exec-policy serial "
               f"--reruns {rule.min_pairs - 1} (or more)", file=sys.stderr)
         return EXIT_NOTHING_JUDGED
     return 0

@@ -73,6 +73,20 @@ def test_the_machine_slower_in_some_passes_moves_both_sides_and_fails_nothing():
     assert curve.status == sbs.OK
 
 
+def test_a_pair_with_a_launch_on_a_busy_node_is_left_out():
+    """Passes 0-3: other work on the node while the new library ran, twice as slow; those
+    pairs are not the library's and are left out, the six quiet ones judge it."""
+    frame = _frame({}, pairs=10)
+    slow = (pl.col("environ") == "new") & (pl.col("time") < datetime(2026, 11, 1, 2, 0, 40,
+                                                                        tzinfo=timezone.utc))
+    frame = frame.with_columns(
+        value=pl.when(slow).then(pl.col("value") * 2).otherwise(pl.col("value")),
+        node_state=pl.when(slow).then(pl.lit("busy other=0.40 load=3.1 cpus=2 ranks=2"))
+        .otherwise(pl.lit("quiet other=0.00 load=1.9 cpus=2 ranks=2")))
+    curve = _judged(frame)
+    assert curve.status == sbs.OK and curve.n_pairs == 6 and curve.busy_pairs == 4
+
+
 def test_bandwidth_lower_is_worse_and_higher_is_an_improvement():
     worse = _judged(_frame({1024: 0.7, 65536: 0.7}, benchmark="osu_bw", unit="MB/s"))
     better = _judged(_frame({1024: 1.4, 65536: 1.4}, benchmark="osu_bw", unit="MB/s"))

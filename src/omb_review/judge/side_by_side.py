@@ -10,7 +10,8 @@ tonight than last week moves both sides of every pair and fails nothing.
 The rule, per curve (one benchmark configuration's variable over its message sizes): for each
 run of ``min_sizes`` adjacent sizes (every size, when the curve has fewer; a variable without
 sizes is its own run), one value per pair: the mean over the run's sizes of
-``log(after / before)``, oriented so that larger is worse (latency up, bandwidth down). The run
+``log(after / before)``, oriented so that larger is worse (latency up, bandwidth down); a pair
+with a launch on a busy node (``node_state``) is left out, as the gate leaves such runs. The run
 is a **regression** when the median of those values is at least ``log(1 + threshold)``, every
 size of the run moved the same way (its own median above 0) and the one-sided exact Wilcoxon
 signed-rank test gives ``p <= alpha``; an **improvement** the same way round. Fewer than
@@ -60,6 +61,7 @@ class Curve:
     sizes_moved: list[int | None] = field(default_factory=list)
     change: float = 0.0          # after/before over the run found (or the largest run), >1 worse
     p: float = 1.0
+    busy_pairs: int = 0          # left out: a launch of the pair on a busy node (node_state)
 
     @property
     def label(self) -> str:
@@ -75,7 +77,8 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
     ``after`` of the same rank in the same session (the i-th of each, in time order)."""
     frame = with_size(frame.filter(pl.col("value").is_not_null() & (pl.col("value") > 0)
                                    & pl.col("environ").cast(pl.String).is_in([before, after])))
-    launches: dict[tuple, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    launches: dict[tuple, dict[str, list[tuple[float, bool]]]] = defaultdict(
+        lambda: defaultdict(list))
     keys_of: dict[tuple, dict] = {}
     for row in frame.sort("time").iter_rows(named=True):
         sign = worse_when(row["unit"])
@@ -83,16 +86,19 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
             continue
         curve = tuple(str(row[k]) for k in CURVE_KEYS)
         keys_of[curve] = {k: row[k] for k in CURVE_KEYS}
-        value = math.log(row["value"]) * sign
-        launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(value)
+        busy = str(row.get("node_state") or "").startswith("busy")
+        launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(
+            (math.log(row["value"]) * sign, busy))
     curves: dict[tuple, Curve] = {}
     for (curve, size, _session), sides in launches.items():
         n = min(len(sides[before]), len(sides[after]))
         if n == 0:
             continue
         c = curves.setdefault(curve, Curve(keys_of[curve], []))
-        c.pairs.setdefault(size, []).extend(
-            a - b for b, a in zip(sides[before][:n], sides[after][:n], strict=True))
+        pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
+        quiet = [a - b for (b, busy_b), (a, busy_a) in pairs if not (busy_b or busy_a)]
+        c.pairs.setdefault(size, []).extend(quiet)
+        c.busy_pairs = max(c.busy_pairs, len(pairs) - len(quiet))
     for c in curves.values():
         c.sizes = sorted(c.pairs, key=lambda s: -1 if s is None else s)
     return sorted(curves.values(), key=lambda c: c.label)
