@@ -198,15 +198,17 @@ def test_gitlab_jobs_run_our_commands_with_their_variables(tmp_path):
                            'omb-review report /shared/omb-results/mycluster -o review/']
 
 
-@pytest.mark.parametrize(('step', 'call'), [('before', 'upgrade.sh before mycluster:alloc'),
-                                            ('after', 'upgrade.sh after')])
+@pytest.mark.parametrize(('step', 'call'), [
+    ('before', 'upgrade.sh before mycluster:alloc'), ('after', 'upgrade.sh after'),
+    ('side-by-side', 'upgrade.sh side-by-side mycluster:alloc openmpi-4.1.5 openmpi-4.1.6')])
 def test_gitlab_upgrade_runs_the_upgrade_procedure(tmp_path, step, call):
     ci = yaml.safe_load((REPO / '.gitlab-ci.yml').read_text())
     job = gitlab_jobs()['suite-and-gate']
     box = Sandbox(tmp_path, [])
     for line in job['script']:
-        assert box.run(line, UPGRADE_STEP=step, **{k: str(v) for k, v in
-                                                    ci['variables'].items()}).returncode == 0
+        assert box.run(line, UPGRADE_STEP=step, UPGRADE_OLD='openmpi-4.1.5',
+                       UPGRADE_NEW='openmpi-4.1.6', **{k: str(v) for k, v in
+                                                       ci['variables'].items()}).returncode == 0
     assert box.calls() == [call]
 
 
