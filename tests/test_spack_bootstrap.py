@@ -359,6 +359,10 @@ def _standin_concretizer(tmp: Path, fail: str = '') -> list[str]:
     ends (a second apart), and fails for the environment named ``fail``."""
     tool = script(tmp / 'concretizer', f"""#!/usr/bin/env python3
 import sys, time
+if 'providers' in sys.argv:   # the indexes built alone first (spack_build.warm_indexes)
+    with open('{tmp}/warm', 'a') as log:
+        log.write(f'{{time.monotonic()}}\\n')
+    sys.exit(0)
 env = sys.argv[sys.argv.index('-e') + 1].rsplit('/', 1)[1]
 with open('{tmp}/times', 'a') as log:
     log.write(f'{{env}} start {{time.monotonic()}}\\n')
@@ -388,6 +392,10 @@ def test_environments_are_concretized_at_once_on_two_cores(machine, capsys):
                            spack_build.Progress(), cores=2)
     (a_start, a_end), (b_start, b_end) = _intervals(machine.tmp).values()
     assert a_start < b_end and b_start < a_end   # they overlapped
+    # Spack's indexes were built once before them: two concretizations of a fresh Spack
+    # waited on each other's index lock past Spack's 120 s and one failed
+    (warmed,) = map(float, (machine.tmp / 'warm').read_text().split())
+    assert warmed < min(a_start, b_start)
     out = capsys.readouterr().out
     assert 'concretize openmpi, mpich on site local (2 at a time' in out
     assert out.index('concretized openmpi') < out.index('concretized mpich')  # in given order

@@ -104,6 +104,16 @@ def _run(argv: list[str], env: dict[str, str], env_dir: Path,
     return cmd, done.returncode, done.stdout
 
 
+def warm_indexes(argv: list[str], env: dict[str, str]) -> None:
+    """Build Spack's package indexes (providers, tags, patches) once, alone: a fresh Spack
+    builds them on first use under a lock another process waits at most 120 s for, and on a
+    slow or busy machine the build takes longer (3 min 14 s measured on 2 cores), so a second
+    concretization beside the first failed ("Timed out waiting for a write lock"). Quick once
+    built; a failure here is left to the concretizations to report."""
+    subprocess.run([*argv, 'providers', 'mpi'], env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=False)
+
+
 def concretize(argv: list[str], env: dict[str, str], repo: Path, env_dirs: list[Path],
                site: str, progress: Progress, cores: int | None = None) -> None:
     """``spack concretize --force`` of each environment, ``cores`` at a time (default: the
@@ -124,6 +134,7 @@ def concretize(argv: list[str], env: dict[str, str], repo: Path, env_dirs: list[
                 if status:
                     break
         else:
+            warm_indexes(argv, env)
             with ThreadPoolExecutor(at_once) as pool:
                 futures = [pool.submit(_run, argv, env, d, args) for d in env_dirs]
                 results = []
