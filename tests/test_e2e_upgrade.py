@@ -70,7 +70,16 @@ def base_env(tmp: Path, tree: tuple) -> dict[str, str]:
             'OMB_REVIEW_ARGS': '--threshold 0.5 --override *osu_latency*=2.0'}
 
 
+def skip_if_nothing_judged(out: subprocess.CompletedProcess) -> None:
+    """Every judged run on a busy node (another tenant's work, or the hypervisor taking its
+    CPU: 13-24 % seen in a CI rehearsal): the gate rightly judges nothing (exit 3), as
+    tests/busy-only.sh lets CI's real runs say; this machine could not test the procedure."""
+    if out.returncode == 3 and 'measured only on a busy node' in out.stdout + out.stderr:
+        pytest.skip('every judged run was on a busy node: the gate judged nothing (exit 3)')
+
+
 def assert_regression_named(out: subprocess.CompletedProcess, before: str, after: str):
+    skip_if_nothing_judged(out)
     text = out.stdout
     assert out.returncode != 0
     gate = text[text.index('== omb-review check'):]
@@ -99,6 +108,7 @@ def test_upgrade_with_our_configuration(tmp_path, tree, monkeypatch):
     assert before.returncode == 0
     assert before.stdout.count('== reframe on local') == 3
     unchanged = upgrade('after', register('4.1.4c'))
+    skip_if_nothing_judged(unchanged)
     assert unchanged.returncode == 0
     slower = upgrade('after', register('4.1.4b'))
     assert_regression_named(slower, '4_1_4a', '4_1_4b')
@@ -125,6 +135,7 @@ def test_upgrade_with_a_site_configuration_of_modules(tmp_path, tree):
     # the site had no references: they are derived from its runs before the upgrade
     assert 'PROVISIONAL' not in (refs / 'sitemods.yaml').read_text()
     unchanged = upgrade('after', configured('4.1.4c'))
+    skip_if_nothing_judged(unchanged)
     assert unchanged.returncode == 0
     slower = upgrade('after', configured('4.1.4b'))
     assert_regression_named(slower, 'openmpi-4_1_4a', 'openmpi-4_1_4b')
