@@ -30,6 +30,7 @@ import numpy as np
 import polars as pl
 from scipy.stats import wilcoxon
 
+from omb_review.judge.findings import size_text
 from omb_review.read.series import curve_label, with_size, worse_when
 from omb_suite import perflog_schema
 
@@ -151,12 +152,7 @@ def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
 
 
 def _size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    for unit, scale in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if size >= scale and size % scale == 0:
-            return f"{size // scale} {unit}"
-    return f"{size} B"
+    return "-" if size is None else size_text(size)
 
 
 def describe(c: Curve) -> str:
