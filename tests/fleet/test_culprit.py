@@ -63,6 +63,23 @@ def test_a_starved_node_is_named_for_itself():
     assert verdict.findings[0].why.startswith('slow within itself (cores, memory)')
 
 
+def test_a_node_slow_with_two_of_its_three_partners_is_that_node_not_two_links():
+    """A CPU quota lets some pairs through: in a CI run the starved node2 was x27 with node1
+    and node3 and fine with node4. Two slow pairs that share a node are the node."""
+    pairs = fleet()
+    for p in (('node1', 'node2'), ('node2', 'node3')):
+        pairs[p] *= 27
+    verdict = culprit.judge('osu_latency', pairs, intra=intra(), unit='us')
+    assert [(f.kind, f.name) for f in verdict.findings] == [('node', 'node2')]
+
+
+def test_one_slow_pair_of_three_is_a_link_not_a_node():
+    pairs = fleet()
+    pairs[('node1', 'node2')] *= 27
+    verdict = culprit.judge('osu_latency', pairs, intra=intra(), unit='us')
+    assert [(f.kind, f.name) for f in verdict.findings] == [('link', 'node1-node2')]
+
+
 def test_bandwidth_is_worse_when_lower():
     pairs = {p: 10_000.0 / (40 if 'node4' in p else 1) for p in combinations(NODES, 2)}
     verdict = culprit.judge('osu_bw', pairs, higher_is_worse=False, unit='MB/s')

@@ -8,7 +8,8 @@ figure that many times worse). Then, in this order, each explaining what it can:
 
 1. a **switch group** whose pairs with every other group are slow while its pairs within are
    not: its uplink (or the path between two groups);
-2. a **node** slow with most of its partners (``NODE_SHARE`` of them, 2 at least), or whose
+2. a **node** slow with most of its partners (more than ``NODE_SHARE`` of them, 2 at least:
+   two slow pairs that share a node are that node, not two links), or whose
    own intra-node figure is slow (then the node itself: cores, memory; otherwise its
    network: NIC, cable, port);
 3. a **link**: a pair that did not run while both its nodes ran with others (failed), or a
@@ -27,8 +28,10 @@ from statistics import median
 
 from omb_suite.fleet.schedule import Pair, across
 
-#: A node is named when at least this share of its pairs (and 2 of them) is slow.
-NODE_SHARE = 0.75
+#: A node is named when more than this share of its pairs (and 2 of them) is slow. A starved
+#: node is not slow with every partner: a CPU quota lets some pairs through (a 4-node CI run:
+#: node2 at 5 % of a core slow with 2 of its 3 partners, x27, and fine with the third).
+NODE_SHARE = 0.5
 #: Default: a figure twice as bad as the fleet's is slow.
 TOLERANCE = 2.0
 
@@ -163,7 +166,7 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
         own = intra.get(n)
         own_ratio = times(own, intra_base) if intra_base and own is not None else 1.0
         own_slow = own_ratio > tolerance
-        if own_slow or (len(bad) >= max(2, math.ceil(NODE_SHARE * len(mine)))):
+        if own_slow or (len(bad) >= 2 and len(bad) > NODE_SHARE * len(mine)):
             # slower within itself too (beyond the square root of the tolerance): the node
             # itself, not only its network
             itself = own_ratio > math.sqrt(tolerance)
