@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -57,11 +58,35 @@ def comparisons(frame: pl.DataFrame, before: str, after: str, group: int
 
 
 def first(c: sbs.Curve, k: int, step: float = 0.0, stepped: tuple = ()) -> sbs.Curve:
-    """The curve with its first ``k`` pairs per size, ``step`` (oriented log) added at
-    ``stepped`` sizes."""
-    pairs = {s: [d + (step if s in stepped else 0.0) for d in v[:k]]
+    """The curve with its first ``k`` pairs per size (half of each order where it ran in both:
+    ``scripts/upgrade.sh side-by-side``), ``step`` (oriented log) added at ``stepped`` sizes."""
+    order = c.after_first.get(c.sizes[0], []) if c.sizes else []
+    keep = list(range(k))
+    if any(order) and not all(order):
+        keep = ([i for i, f in enumerate(order) if not f][:(k + 1) // 2]
+                + [i for i, f in enumerate(order) if f][:k // 2])
+    pairs = {s: [v[i] + (step if s in stepped else 0.0) for i in keep if i < len(v)]
              for s, v in c.pairs.items()}
-    return replace(c, pairs=pairs, status=sbs.OK, sizes_moved=[], change=1.0, p=1.0)
+    after_first = {s: [v[i] for i in keep if i < len(v)] for s, v in c.after_first.items()}
+    return replace(c, pairs=pairs, after_first=after_first, status=sbs.OK, sizes_moved=[],
+                   change=1.0, p=1.0)
+
+
+def order_effect(groups: list[list[sbs.Curve]]) -> str:
+    """The median log ratio (after/before, oriented: > 0 worse) of the pairs in which the after
+    side was launched second, and of those in which it was launched first."""
+    second, first_ = [], []
+    for group in groups:
+        for c in group:
+            for s, values in c.pairs.items():
+                for v, f in zip(values, c.after_first.get(s, [False] * len(values)),
+                                strict=False):
+                    (first_ if f else second).append(v)
+    def text(values: list[float]) -> str:
+        return (f'{math.expm1(statistics.median(values)):+.1%} ({len(values)} pairs)'
+                if values else '-')
+    return f'after launched second {text(second)}, first {text(first_)}'
+
 
 
 def judged(group: list[sbs.Curve], k: int, rule: sbs.Rule) -> list[sbs.Curve]:
@@ -110,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         if not groups:
             print(f'  no session ran both {before} and {after}', file=sys.stderr)
             return 2
+        print(f'  order: {order_effect(groups)}')
         for k in ks:
             rule = sbs.Rule(args.threshold, args.alpha, args.min_sizes, min_pairs=k)
             verdicts = [judged(g, k, rule) for g in groups]

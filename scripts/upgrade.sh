@@ -24,10 +24,13 @@
 #   scripts/upgrade.sh side-by-side SYSTEM[:PARTITION] OLD NEW [reframe options...]
 #
 # side-by-side: where the old and the new library are both installed (two modules, two
-#   prefixes, two environments), one session runs both: ReFrame's serial policy launches
+#   prefixes, two environments), both run side by side: ReFrame's serial policy launches
 #   OLD and NEW of each case one after the other, $OMB_SIDE_BY_SIDE_PAIRS times (default 12,
-#   --reruns), and omb-review compare judges NEW against OLD pair by pair: the machine's
-#   moment is in both launches of a pair and cancels in their ratio. Mode: $OMB_UPGRADE_MODE when
+#   --reruns), half of them in a second session with the environments' order reversed
+#   (reframe/config/reversed_environs.py; OMB_SIDE_BY_SIDE_ORDER=configured: all in the
+#   configuration's order), and omb-review compare judges NEW against OLD pair by pair: the
+#   machine's moment is in both launches of a pair and cancels in their ratio, and the
+#   advantage of coming second cancels between the two orders. Mode: $OMB_UPGRADE_MODE when
 #   set, else the verdict set's own counts. Exit non-zero on a regression, a failed check or
 #   too few pairs. No history is needed (and none is used).
 #
@@ -96,10 +99,21 @@ case $step in
     pairs=${OMB_SIDE_BY_SIDE_PAIRS:-12}
     mode=(); [ -n "${OMB_UPGRADE_MODE:-}" ] && mode=(--mode "$OMB_UPGRADE_MODE")
     start=$(date -u +%FT%T)
-    echo "== side by side: $old and $new in one session, each case launched $pairs times a side"
+    # half the pairs in the configuration's order, half reversed: the launch that comes
+    # second can be faster, and compare cancels that between the two halves
+    first=$(( (pairs + 1) / 2 )) second=$(( pairs / 2 ))
+    [ "${OMB_SIDE_BY_SIDE_ORDER:-both}" = configured ] && first=$pairs second=0
+    echo "== side by side: $old and $new, each case launched $pairs times a side ($first in" \
+         "the configuration's order, $second reversed)"
     run_rc=0
-    OMB_GATE=0 OMB_RERUNS=$((pairs - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
+    OMB_GATE=0 OMB_RERUNS=$((first - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
         "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial "$@" || run_rc=$?
+    if [ "$second" -gt 0 ]; then
+      echo "== side by side, the environments reversed (reframe/config/reversed_environs.py)"
+      OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
+      OMB_GATE=0 OMB_RERUNS=$((second - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
+          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial "$@" || run_rc=$?
+    fi
     echo "== omb-review compare ($new against $old, the launches since $start)"
     # shellcheck disable=SC2086
     review compare "$results" --before "$old" --after "$new" --since "$start" \

@@ -280,3 +280,30 @@ def test_upgrade_keeps_the_users_selection_through_every_session(tmp_path):
     assert calls == ['cluster-ci.sh mycluster:batch upgrade=pre --mode nightly -p ^openmpi-4_1_6$',
                      'cluster-ci.sh mycluster:batch upgrade=post --mode nightly -p ^openmpi-4_1_6$',
                      'cluster-ci.sh mycluster:batch upgrade=post --mode nightly -p ^openmpi-4_1_6$']
+
+
+def test_side_by_side_runs_half_its_pairs_with_the_environments_reversed(tmp_path):
+    """``upgrade.sh side-by-side``: 12 pairs as 6 in the site's configured order, then 6 with
+    reframe/config/reversed_environs.py layered after the site's configuration (its own -C
+    files kept), the user's selection in both; OMB_SIDE_BY_SIDE_ORDER=configured: one."""
+    box = Sandbox(tmp_path, ['scripts/upgrade.sh'])
+    script(tmp_path / 'scripts' / 'results-dir.sh', f'echo {tmp_path / "results"}')
+    script(tmp_path / 'scripts' / 'cluster-ci.sh',
+           'echo "cluster-ci.sh reruns=$OMB_RERUNS config=${OMB_RFM_CONFIG:-} $*" '
+           '>> "$STANDIN_LOG"')
+    site = {'OMB_RFM_CONFIG': 'site.py:reframe/config/modes.py'}
+    done = box.run('bash scripts/upgrade.sh side-by-side mycluster:batch ompi-4 ompi-5 -n X',
+                   **site)
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = [c for c in box.calls() if c.startswith('cluster-ci.sh')]
+    select = "upgrade=side-by-side -p ^(ompi-4|ompi-5)$ --exec-policy serial -n X"
+    assert calls == [
+        f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py mycluster:batch {select}',
+        f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py:{tmp_path}/reframe/'
+        f'config/reversed_environs.py mycluster:batch {select}']
+    assert box.calls()[-1].startswith('omb-review compare')
+    box.log.unlink()
+    done = box.run('bash scripts/upgrade.sh side-by-side mycluster:batch ompi-4 ompi-5',
+                   OMB_SIDE_BY_SIDE_ORDER='configured', OMB_SIDE_BY_SIDE_PAIRS='7')
+    assert [c.split(' config=')[0] for c in box.calls() if c.startswith('cluster-ci')] == [
+        'cluster-ci.sh reruns=6']

@@ -145,7 +145,8 @@ def test_upgrade_with_a_site_configuration_of_modules(tmp_path, tree):
 def test_side_by_side_finds_the_slower_module_and_passes_the_unchanged_one(tmp_path, tree,
                                                                           monkeypatch):
     """Both modules registered at once, as a site keeps the old library installed beside the
-    new: one session per comparison, 6 pairs of osu_latency launches (quick). The threshold is
+    new: 10 pairs of osu_latency launches (quick) per comparison, 5 in the configured order and
+    5 with the environments reversed (reframe/config/reversed_environs.py). The threshold is
     raised to 50 %: TCP is 12x the latency; what is tested is the procedure, the rule's power
     is measured in benchmarks/interleaved_gate.py."""
     from omb_suite.setup import module_envs
@@ -157,7 +158,7 @@ def test_side_by_side_finds_the_slower_module_and_passes_the_unchanged_one(tmp_p
     old, slower, same = (e['name'] for e in entries)
     registry = write_registry(tmp_path / 'environments.json', entries)
     env = {**env, 'OMB_NO_SETUP': '1', 'OMB_ENVIRONMENTS_FILE': str(registry),
-           'OMB_SIDE_BY_SIDE_PAIRS': '6', 'OMB_COMPARE_ARGS': '--threshold 0.5'}
+           'OMB_SIDE_BY_SIDE_PAIRS': '10', 'OMB_COMPARE_ARGS': '--threshold 0.5'}
     select = ['--prefix', str(tmp_path / 'rfm'), '-n', 'OsuPt2Pt', '-E',
               "benchmark == 'osu_latency' and placement == 'intra_socket'"]
     found = upgrade('side-by-side', env, 'local', old, slower, *select)
@@ -165,7 +166,10 @@ def test_side_by_side_finds_the_slower_module_and_passes_the_unchanged_one(tmp_p
     verdicts = found.stdout[found.stdout.index('== omb-review compare'):]
     assert 'REGRESSION' in verdicts and 'osu_latency' in verdicts, verdicts
     assert f'{old} -> {slower}' in verdicts
-    assert 'median of 6 pairs' in verdicts  # every rerun paired
+    # every rerun paired, and the two orders coupled (unless a busy launch left a pair out)
+    assert '== side by side, the environments reversed' in found.stdout
+    assert ('median of 5 couples of pairs launched in both orders' in verdicts
+            or 'a launch on a busy node' in verdicts), verdicts
     unchanged = upgrade('side-by-side', env, 'local', old, same, *select)
     assert unchanged.returncode == 0, unchanged.stdout[-3000:]
     assert f'{old} -> {same}' in unchanged.stdout and ' 0 regression' in unchanged.stdout

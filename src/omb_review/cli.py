@@ -212,16 +212,19 @@ def cmd_compare(args) -> int:
     if args.json:
         args.json.write_text(json.dumps([
             {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
-             "sizes": c.sizes_moved, "ratio": c.change, "p": c.p} for c in curves], indent=1))
+             "couples": c.couples, "sizes": c.sizes_moved, "ratio": c.change, "p": c.p}
+            for c in curves], indent=1))
     if counts[sbs.REGRESSION]:
         return 1
     if not curves or counts[sbs.INSUFFICIENT] == len(curves):
         most = max((c.n_pairs for c in curves), default=0)
         why = (f" ({busy} left out: a launch on a busy node; run it again on a quiet one)"
                if busy else "")
-        print(f"omb-review compare: no curve has {rule.min_pairs} pairs of launches (at most "
-              f"{most}{why}): run both environments in one session with --exec-policy serial "
-              f"--reruns {rule.min_pairs - 1} (or more)", file=sys.stderr)
+        print(f"omb-review compare: no curve has {rule.min_pairs} pairs of launches (at "
+              f"most {most}{why}): run both environments in one session with --exec-policy "
+              f"serial --reruns {rule.min_pairs - 1} (or more); scripts/upgrade.sh "
+              f"side-by-side: OMB_SIDE_BY_SIDE_PAIRS={2 * rule.min_couples} or more (half in "
+              f"each order)", file=sys.stderr)
         return EXIT_NOTHING_JUDGED
     return 0
 

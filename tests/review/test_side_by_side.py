@@ -25,22 +25,29 @@ SIDE_BY_SIDE = REPO / "tests/data/gate/local-side-by-side"
 
 
 def _frame(after: dict[int, float], pairs: int = 8, machine: dict[int, float] | None = None,
-           benchmark: str = "osu_latency", unit: str = "us", seed: int = 5) -> pl.DataFrame:
+           benchmark: str = "osu_latency", unit: str = "us", seed: int = 5,
+           second: float = 1.0, reversed_pairs: int = 0) -> pl.DataFrame:
     """One session: each pass launches old then new at every size (5 % launch noise); ``after``
-    multiplies the new library's value per size, ``machine`` both sides' values per pass."""
+    multiplies the new library's value per size, ``machine`` both sides' values per pass,
+    ``second`` the value of whichever launch comes second (an order effect). Then a second
+    session of ``reversed_pairs`` passes launching new before old."""
     rng = np.random.default_rng(seed)
     t0 = datetime(2026, 11, 1, 2, tzinfo=timezone.utc)
     rows = []
     metric = "latency" if unit == "us" else "bw"
-    for p in range(pairs):
-        for k, env in enumerate(("old", "new")):
+    passes = [("s1", ("old", "new"))] * pairs + [("s2", ("new", "old"))] * reversed_pairs
+    for p, (session, order) in enumerate(passes):
+        for k, env in enumerate(order):
             for size in SIZES:
                 value = (1 + size / 1024) * rng.lognormal(0, 0.05) * (machine or {}).get(p, 1.0)
                 if env == "new":
                     value *= after.get(size, 1.0)
+                if k == 1:
+                    value *= second
                 rows.append({**KEYS, "benchmark": benchmark, "environ": env,
-                             "session_id": "s1", "perf_var": f"{metric}_{size}", "unit": unit,
-                             "value": value, "time": t0 + timedelta(seconds=10 * p + k)})
+                             "session_id": session, "perf_var": f"{metric}_{size}",
+                             "unit": unit, "value": value,
+                             "time": t0 + timedelta(seconds=10 * p + k)})
     return pl.DataFrame(rows)
 
 
@@ -87,6 +94,30 @@ def test_a_pair_with_a_launch_on_a_busy_node_is_left_out():
     assert curve.status == sbs.OK and curve.n_pairs == 6 and curve.busy_pairs == 4
 
 
+def test_an_order_effect_in_one_order_passes_for_the_library_and_both_orders_cancel_it():
+    """The launch that comes second 25 % faster (as osu_bcast 64 KiB-1 MiB was on `local`):
+    with the new library always second, an unchanged library is an "improvement"; with half the
+    pairs in each order it is ok, and a real +30 % is still found beneath the order effect."""
+    assert _judged(_frame({}, pairs=12, second=0.75)).status == sbs.IMPROVEMENT
+    crossed = _judged(_frame({}, pairs=6, reversed_pairs=6, second=0.75))
+    assert crossed.status == sbs.OK and crossed.couples == 6
+    slower = _judged(_frame({65536: 1.3, 1048576: 1.3}, pairs=6, reversed_pairs=6,
+                            second=0.75))
+    assert slower.status == sbs.REGRESSION and slower.sizes_moved == [65536, 1048576]
+    assert 1.2 < slower.change < 1.4
+    assert "median of 6 couples of pairs launched in both orders" in sbs.describe(slower)
+
+
+def test_a_few_pairs_of_the_other_order_are_judged_as_pairs():
+    """A launch retried after its partner, or busy pairs left out of one half: fewer than 5 of
+    one order make no couples, and the pairs are judged as pairs."""
+    stray = _judged(_frame({65536: 1.5, 1048576: 1.5}, pairs=8, reversed_pairs=1))
+    assert stray.status == sbs.REGRESSION and stray.couples == 0
+    assert stray.orders() == (8, 1) and "median of 9 pairs" in sbs.describe(stray)
+    halves = _judged(_frame({}, pairs=3, reversed_pairs=3))
+    assert halves.status == sbs.OK and halves.couples == 0 and halves.n_pairs == 6
+
+
 def test_bandwidth_lower_is_worse_and_higher_is_an_improvement():
     worse = _judged(_frame({1024: 0.7, 65536: 0.7}, benchmark="osu_bw", unit="MB/s"))
     better = _judged(_frame({1024: 1.4, 65536: 1.4}, benchmark="osu_bw", unit="MB/s"))
@@ -100,7 +131,8 @@ def test_too_few_pairs_is_insufficient_not_a_pass(tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(cli, "_load", lambda args: type("D", (), {"frame": frame})())
     code = cli.main(["compare", str(tmp_path), "--before", "old", "--after", "new"])
     assert code == 3
-    assert "--reruns 5 (or more)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--reruns 5 (or more)" in err and "OMB_SIDE_BY_SIDE_PAIRS=10 or more" in err
 
 
 def test_an_environment_that_did_not_run_is_named_with_those_that_did(tmp_path, capsys,

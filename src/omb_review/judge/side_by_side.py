@@ -15,7 +15,16 @@ with a launch on a busy node (``node_state``) is left out, as the gate leaves su
 is a **regression** when the median of those values is at least ``log(1 + threshold)``, every
 size of the run moved the same way (its own median above 0) and the one-sided exact Wilcoxon
 signed-rank test gives ``p <= alpha``; an **improvement** the same way round. Fewer than
-``min_pairs`` pairs: **insufficient** (say how many reruns to add). Measured on real
+``min_pairs`` pairs: **insufficient** (say how many reruns to add).
+
+**Both orders** (a crossover): the launch that comes second can be faster (measured on `local`,
+docs/dev/gate.md), so ``scripts/upgrade.sh side-by-side`` runs half its pairs with the
+environments in the configured order and half reversed (``reframe/config/reversed_environs.py``).
+Where a curve has ``min_couples`` pairs launched in each order, the k-th pair of one order and
+the k-th of the other are averaged into a *couple*, in which an order effect cancels, and the
+rule above is applied to the couples (with fewer than 5, an exact test cannot reach ``alpha``
+0.05). With fewer in one order (a retried launch, busy pairs left out) the pairs are judged as
+pairs. Measured on real
 sessions, with the false alarms and the power per number of pairs:
 ``benchmarks/interleaved_gate.py``, docs/dev/gate.md.
 """
@@ -48,6 +57,8 @@ class Rule:
     alpha: float = 0.05
     min_sizes: int = 2
     min_pairs: int = 6
+    #: Couples of pairs launched in both orders (2**-5 = 0.031 is the smallest p of 5).
+    min_couples: int = 5
 
 
 @dataclass
@@ -58,11 +69,14 @@ class Curve:
     keys: dict
     sizes: list[int | None]
     pairs: dict[int | None, list[float]] = field(default_factory=dict)
+    #: Per size, whether the new library (``after``) was launched first in each pair.
+    after_first: dict[int | None, list[bool]] = field(default_factory=dict)
     status: str = OK
     sizes_moved: list[int | None] = field(default_factory=list)
     change: float = 0.0          # after/before over the run found (or the largest run), >1 worse
     p: float = 1.0
     busy_pairs: int = 0          # left out: a launch of the pair on a busy node (node_state)
+    couples: int = 0             # judged as couples of both orders (judge() sets it)
 
     @property
     def label(self) -> str:
@@ -72,13 +86,19 @@ class Curve:
     def n_pairs(self) -> int:
         return min((len(v) for v in self.pairs.values()), default=0)
 
+    def orders(self) -> tuple[int, int]:
+        """(pairs with the old library launched first, with the new launched first)."""
+        n = self.n_pairs
+        first = (self.after_first.get(self.sizes[0], []) if self.sizes else [])[:n]
+        return (n - sum(first), sum(first)) if len(first) == n else (n, 0)
+
 
 def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
     """Curves measured by both environments, each launch of ``before`` paired with the launch of
     ``after`` of the same rank in the same session (the i-th of each, in time order)."""
     frame = with_size(frame.filter(pl.col("value").is_not_null() & (pl.col("value") > 0)
                                    & pl.col("environ").cast(pl.String).is_in([before, after])))
-    launches: dict[tuple, dict[str, list[tuple[float, bool]]]] = defaultdict(
+    launches: dict[tuple, dict[str, list[tuple]]] = defaultdict(
         lambda: defaultdict(list))
     keys_of: dict[tuple, dict] = {}
     for row in frame.sort("time").iter_rows(named=True):
@@ -89,7 +109,7 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
         keys_of[curve] = {k: row[k] for k in CURVE_KEYS}
         busy = str(row.get("node_state") or "").startswith("busy")
         launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(
-            (math.log(row["value"]) * sign, busy))
+            (math.log(row["value"]) * sign, busy, row["time"]))
     curves: dict[tuple, Curve] = {}
     for (curve, size, _session), sides in launches.items():
         n = min(len(sides[before]), len(sides[after]))
@@ -97,8 +117,10 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
             continue
         c = curves.setdefault(curve, Curve(keys_of[curve], []))
         pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
-        quiet = [a - b for (b, busy_b), (a, busy_a) in pairs if not (busy_b or busy_a)]
-        c.pairs.setdefault(size, []).extend(quiet)
+        quiet = [(a - b, t_a < t_b) for (b, busy_b, t_b), (a, busy_a, t_a) in pairs
+                 if not (busy_b or busy_a)]
+        c.pairs.setdefault(size, []).extend(v for v, _ in quiet)
+        c.after_first.setdefault(size, []).extend(first for _, first in quiet)
         c.busy_pairs = max(c.busy_pairs, len(pairs) - len(quiet))
     for c in curves.values():
         c.sizes = sorted(c.pairs, key=lambda s: -1 if s is None else s)
@@ -115,6 +137,10 @@ def _judge_run(c: Curve, sizes: list, rule: Rule) -> tuple[str, float, float]:
     """(status, after/before, p) of one run of adjacent sizes."""
     n = min(len(c.pairs[s]) for s in sizes)
     rows = np.array([c.pairs[s][:n] for s in sizes])
+    if c.couples:
+        # a crossover: the k-th pair of each order averaged (an order effect cancels)
+        first = np.array(c.after_first[sizes[0]][:n], dtype=bool)
+        rows = (rows[:, ~first][:, :c.couples] + rows[:, first][:, :c.couples]) / 2
     per_pair = rows.mean(axis=0)
     middle = float(np.median(per_pair))
     limit = math.log1p(rule.threshold)
@@ -135,6 +161,9 @@ def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
         if c.n_pairs < rule.min_pairs:
             c.status = INSUFFICIENT
             continue
+        c.couples = min(c.orders())
+        if c.couples < rule.min_couples:
+            c.couples = 0
         need = min(rule.min_sizes, len(c.sizes))
         found: dict[str, tuple] = {}
         for start in range(len(c.sizes) - need + 1):
@@ -161,5 +190,7 @@ def describe(c: Curve) -> str:
     where = (_size(sizes[0]) if len(sizes) == 1 or sizes[0] is None
              else f"{_size(sizes[0])} to {_size(sizes[-1])}")
     ratio = c.change if worse_when(c.keys["unit"]) > 0 else 1 / c.change
+    units = (f"{c.couples} couples of pairs launched in both orders" if c.couples
+             else f"{c.n_pairs} pairs")
     return (f"{c.status.upper()} {c.label} [{c.keys['unit']}] {where}: after/before "
-            f"{(ratio - 1) * 100:+.0f} % (median of {c.n_pairs} pairs, p {c.p:.3g})")
+            f"{(ratio - 1) * 100:+.0f} % (median of {units}, p {c.p:.3g})")
