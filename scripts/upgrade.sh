@@ -106,13 +106,16 @@ case $step in
     echo "== side by side: $old and $new, each case launched $pairs times a side ($first in" \
          "the configuration's order, $second reversed)"
     run_rc=0
+    # --max-retries 0: a retried launch is one more launch of one side, and the pairs of its
+    # case after it would be a launch apart (compare pairs the i-th launches)
     OMB_GATE=0 OMB_RERUNS=$((first - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
-        "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial "$@" || run_rc=$?
+        "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 "$@" || run_rc=$?
     if [ "$second" -gt 0 ]; then
       echo "== side by side, the environments reversed (reframe/config/reversed_environs.py)"
       OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
       OMB_GATE=0 OMB_RERUNS=$((second - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
-          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial "$@" || run_rc=$?
+          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 "$@" \
+          || run_rc=$?
     fi
     echo "== omb-review compare ($new against $old, the launches since $start)"
     # shellcheck disable=SC2086

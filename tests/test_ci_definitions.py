@@ -296,7 +296,8 @@ def test_side_by_side_runs_half_its_pairs_with_the_environments_reversed(tmp_pat
                    **site)
     assert done.returncode == 0, done.stdout + done.stderr
     calls = [c for c in box.calls() if c.startswith('cluster-ci.sh')]
-    select = "upgrade=side-by-side -p ^(ompi-4|ompi-5)$ --exec-policy serial -n X"
+    select = ("upgrade=side-by-side -p ^(ompi-4|ompi-5)$ --exec-policy serial --max-retries 0 "
+              "-n X")
     assert calls == [
         f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py mycluster:batch {select}',
         f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py:{tmp_path}/reframe/'

@@ -108,6 +108,21 @@ def test_an_order_effect_in_one_order_passes_for_the_library_and_both_orders_can
     assert "median of 6 couples of pairs launched in both orders" in sbs.describe(slower)
 
 
+def test_the_order_of_a_session_is_what_most_of_its_pairs_show_at_one_second():
+    """Perflog times are to the second: the two launches of a pair often share one. Each
+    session's order is the majority of its pairs whose times differ."""
+    frame = _frame({65536: 1.3, 1048576: 1.3}, pairs=6, reversed_pairs=6, second=0.75)
+    t0 = frame["time"].min()
+    offset = (pl.col("time") - t0).dt.total_seconds()
+    passes, k = offset // 10, offset % 10
+    # in even passes both launches carry the same second (the perflog's order kept)
+    coarse = frame.with_columns(
+        time=pl.lit(t0) + pl.duration(seconds=passes * 10 + k * (passes % 2)))
+    assert coarse["time"].n_unique() < frame["time"].n_unique()
+    curve = _judged(coarse)
+    assert curve.couples == 6 and curve.status == sbs.REGRESSION
+
+
 def test_a_few_pairs_of_the_other_order_are_judged_as_pairs():
     """A launch retried after its partner, or busy pairs left out of one half: fewer than 5 of
     one order make no couples, and the pairs are judged as pairs."""

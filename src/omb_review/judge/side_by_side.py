@@ -95,13 +95,16 @@ class Curve:
 
 def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
     """Curves measured by both environments, each launch of ``before`` paired with the launch of
-    ``after`` of the same rank in the same session (the i-th of each, in time order)."""
+    ``after`` of the same rank in the same session (the i-th of each, in time order; the
+    perflog's order where its times, to the second, are equal). A session's order (which side
+    was launched first) is the one most of its pairs show: a retried launch shifts the pairs
+    of its case, not the session's order."""
     frame = with_size(frame.filter(pl.col("value").is_not_null() & (pl.col("value") > 0)
                                    & pl.col("environ").cast(pl.String).is_in([before, after])))
     launches: dict[tuple, dict[str, list[tuple]]] = defaultdict(
         lambda: defaultdict(list))
     keys_of: dict[tuple, dict] = {}
-    for row in frame.sort("time").iter_rows(named=True):
+    for row in frame.sort("time", maintain_order=True).iter_rows(named=True):
         sign = worse_when(row["unit"])
         if not sign:
             continue
@@ -110,17 +113,20 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
         busy = str(row.get("node_state") or "").startswith("busy")
         launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(
             (math.log(row["value"]) * sign, busy, row["time"]))
+    votes: dict[str, int] = defaultdict(int)   # > 0: the after side launched first
+    for (_curve, _size, session), sides in launches.items():
+        for (_, _, t_b), (_, _, t_a) in zip(sides[before], sides[after], strict=False):
+            votes[session] += (t_a < t_b) - (t_b < t_a)
     curves: dict[tuple, Curve] = {}
-    for (curve, size, _session), sides in launches.items():
+    for (curve, size, session), sides in launches.items():
         n = min(len(sides[before]), len(sides[after]))
         if n == 0:
             continue
         c = curves.setdefault(curve, Curve(keys_of[curve], []))
         pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
-        quiet = [(a - b, t_a < t_b) for (b, busy_b, t_b), (a, busy_a, t_a) in pairs
-                 if not (busy_b or busy_a)]
-        c.pairs.setdefault(size, []).extend(v for v, _ in quiet)
-        c.after_first.setdefault(size, []).extend(first for _, first in quiet)
+        quiet = [a - b for (b, busy_b, _), (a, busy_a, _) in pairs if not (busy_b or busy_a)]
+        c.pairs.setdefault(size, []).extend(quiet)
+        c.after_first.setdefault(size, []).extend([votes[session] > 0] * len(quiet))
         c.busy_pairs = max(c.busy_pairs, len(pairs) - len(quiet))
     for c in curves.values():
         c.sizes = sorted(c.pairs, key=lambda s: -1 if s is None else s)
