@@ -22,6 +22,8 @@ SIZES = (8, 1024, 65536, 1048576)
 #: Two real sessions (6 reruns each) of one Open MPI as ab-a and ab-b, and ab-nosc: the same
 #: with single-copy off (tests/data/gate/README.md).
 SIDE_BY_SIDE = REPO / "tests/data/gate/local-side-by-side"
+#: 14 real sessions of ab-a, ab-b and ab-nosc, every second one with the environments reversed.
+CROSSED = REPO / "tests/data/gate/local-side-by-side-crossed"
 
 
 def _frame(after: dict[int, float], pairs: int = 8, machine: dict[int, float] | None = None,
@@ -174,3 +176,18 @@ def test_real_sessions_the_unchanged_twin_passes_and_single_copy_off_is_found(tm
     assert cli.main([*args, "--after", "ab-nosc"]) == 1
     out = capsys.readouterr().out
     assert "REGRESSION" in out and "osu_bibw" in out
+
+
+@pytest.mark.skipif(not CROSSED.is_dir(), reason="no recorded crossed set")
+def test_real_sessions_in_both_orders_are_judged_as_couples(tmp_path, capsys):
+    """The sessions upgrade.sh side-by-side runs: half in the registry's order, half reversed.
+    The twin passes as couples of both orders; single-copy off is found the same way."""
+    args = ["compare", str(CROSSED), "--no-cache", "--before", "ab-a"]
+    assert cli.main([*args, "--after", "ab-b", "--json", str(tmp_path / "aa.json")]) == 0
+    verdicts = json.loads((tmp_path / "aa.json").read_text())
+    assert [v["couples"] for v in verdicts if v["status"] == "ok"][0] >= 5
+    assert not [v for v in verdicts if v["status"] in ("regression", "improvement")]
+    capsys.readouterr()
+    assert cli.main([*args, "--after", "ab-nosc"]) == 1
+    out = capsys.readouterr().out
+    assert "osu_bibw" in out and "couples of pairs launched in both orders" in out
