@@ -22,7 +22,7 @@ SIZES = (8, 1024, 65536, 1048576)
 #: Two real sessions (6 reruns each) of one Open MPI as ab-a and ab-b, and ab-nosc: the same
 #: with single-copy off (tests/data/gate/README.md).
 SIDE_BY_SIDE = REPO / "tests/data/gate/local-side-by-side"
-#: 14 real sessions of ab-a, ab-b and ab-nosc, every second one with the environments reversed.
+#: 18 real sessions of ab-a, ab-b and ab-nosc, every second one with the environments reversed.
 CROSSED = REPO / "tests/data/gate/local-side-by-side-crossed"
 
 
