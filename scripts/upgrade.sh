@@ -105,17 +105,19 @@ case $step in
     [ "${OMB_SIDE_BY_SIDE_ORDER:-both}" = configured ] && first=$pairs second=0
     echo "== side by side: $old and $new, each case launched $pairs times a side ($first in" \
          "the configuration's order, $second reversed)"
+    # one session of $1 pairs; --max-retries 0: a retried launch is one more launch of
+    # one side, and the pairs of its case after it would be a launch apart (compare pairs the
+    # i-th launches)
+    half() {
+      OMB_GATE=0 OMB_RERUNS=$(($1 - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
+          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 "${@:2}"
+    }
     run_rc=0
-    # --max-retries 0: a retried launch is one more launch of one side, and the pairs of its
-    # case after it would be a launch apart (compare pairs the i-th launches)
-    OMB_GATE=0 OMB_RERUNS=$((first - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
-        "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 "$@" || run_rc=$?
+    half "$first" "$@" || run_rc=$?
     if [ "$second" -gt 0 ]; then
       echo "== side by side, the environments reversed (reframe/config/reversed_environs.py)"
       OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
-      OMB_GATE=0 OMB_RERUNS=$((second - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
-          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 "$@" \
-          || run_rc=$?
+          half "$second" "$@" || run_rc=$?
     fi
     echo "== omb-review compare ($new against $old, the launches since $start)"
     # shellcheck disable=SC2086
