@@ -185,7 +185,7 @@ def test_real_sessions_in_both_orders_are_judged_as_couples(tmp_path, capsys):
     args = ["compare", str(CROSSED), "--no-cache", "--before", "ab-a"]
     assert cli.main([*args, "--after", "ab-b", "--json", str(tmp_path / "aa.json")]) == 0
     verdicts = json.loads((tmp_path / "aa.json").read_text())
-    assert [v["couples"] for v in verdicts if v["status"] == "ok"][0] >= 5
+    assert next(v["couples"] for v in verdicts if v["status"] == "ok") >= 5
     assert not [v for v in verdicts if v["status"] in ("regression", "improvement")]
     capsys.readouterr()
     assert cli.main([*args, "--after", "ab-nosc"]) == 1
