@@ -93,19 +93,21 @@ def judged(group: list[sbs.Curve], k: int, rule: sbs.Rule) -> list[sbs.Curve]:
     return sbs.judge([first(c, k) for c in group if c.n_pairs >= k], rule)
 
 
-def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, factor: float
-             ) -> tuple[int, int]:
-    """(found, injected) over every run of ``min_sizes`` adjacent sizes of every curve."""
+def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, factor: float,
+             width: int | None = None) -> tuple[int, int]:
+    """(found, injected) over every run of ``width`` (``min_sizes``) adjacent sizes of every
+    curve."""
     step = abs(math.log(factor))
+    width = width or rule.min_sizes
     found = total = 0
     for group in groups:
         for c in group:
             latency = worse_when(c.keys['unit']) > 0
             if (latency != (kind == 'latency') or c.n_pairs < k
-                    or len(c.sizes) < rule.min_sizes or c.sizes[0] is None):
+                    or len(c.sizes) < width or c.sizes[0] is None):
                 continue
-            for start in range(len(c.sizes) - rule.min_sizes + 1):
-                stepped = tuple(c.sizes[start:start + rule.min_sizes])
+            for start in range(len(c.sizes) - width + 1):
+                stepped = tuple(c.sizes[start:start + width])
                 total += 1
                 found += sbs.judge([first(c, k, step, stepped)], rule)[0].status == sbs.REGRESSION
     return found, total
@@ -118,12 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument('--group', type=int, default=1, help='sessions per comparison (1)')
     ap.add_argument('--pairs', default='4,6', help='pairs of launches used per curve (4,6)')
     ap.add_argument('--threshold', type=float, default=sbs.Rule.threshold)
+    ap.add_argument('--bandwidth-threshold', type=float, default=sbs.Rule.bandwidth_threshold,
+                    help='for bandwidth and message rate (default: --threshold)')
+    ap.add_argument('--step-sizes', type=int, default=None,
+                    help='adjacent sizes each injected step covers (default: --min-sizes)')
     ap.add_argument('--alpha', type=float, default=sbs.Rule.alpha)
     ap.add_argument('--min-sizes', type=int, default=sbs.Rule.min_sizes)
     args = ap.parse_args(argv)
     frame = pl.concat([load(d, use_cache=False).frame for d in args.data], how='diagonal_relaxed')
     ks = [int(k) for k in args.pairs.split(',')]
-    print(f'rule: median of the pairs >= +{args.threshold:.0%}, signed-rank p <= {args.alpha}, '
+    bw = ('' if args.bandwidth_threshold is None
+          else f' (bandwidth {args.bandwidth_threshold:.0%})')
+    print(f'rule: median of the pairs >= +{args.threshold:.0%}{bw}, signed-rank p <= {args.alpha}, '
           f'{args.min_sizes} adjacent sizes as one; {args.group} session(s) per comparison')
     for spec in args.pair:
         try:
@@ -137,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         print(f'  order: {order_effect(groups)}')
         for k in ks:
-            rule = sbs.Rule(args.threshold, args.alpha, args.min_sizes, min_pairs=k)
+            rule = sbs.Rule(threshold=args.threshold, bandwidth_threshold=args.bandwidth_threshold,
+                            alpha=args.alpha, min_sizes=args.min_sizes, min_pairs=k)
             verdicts = [judged(g, k, rule) for g in groups]
             failed = sum(any(c.status == sbs.REGRESSION for c in v) for v in verdicts)
             flagged = sum(c.status == sbs.REGRESSION for v in verdicts for c in v)
@@ -146,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
                     f'{flagged}/{curves}')
             if label == 'aa':
                 for kind, factor in STEPS:
-                    hit, n = injected(groups, k, rule, kind, factor)
+                    hit, n = injected(groups, k, rule, kind, factor, args.step_sizes)
                     line += f'; {kind} x{factor}: {hit}/{n}'
             print(line)
     return 0

@@ -31,8 +31,9 @@
 #   configuration's order), and omb-review compare judges NEW against OLD pair by pair: the
 #   machine's moment is in both launches of a pair and cancels in their ratio, and the
 #   advantage of coming second cancels between the two orders. Mode: $OMB_UPGRADE_MODE when
-#   set, else the verdict set's own counts. Exit non-zero on a regression, a failed check or
-#   too few pairs. No history is needed (and none is used).
+#   set, else OSU's default counts, the same for both (never counts from each one's
+#   history). Exit non-zero on a regression, a failed check or too few pairs. No history
+#   is needed (and none is used).
 #
 # Everything else (OMB_RFM_CONFIG, OMB_NO_SETUP, OMB_ALLOC, OMB_REVIEW_ARGS...) is
 # scripts/cluster-ci.sh's.
@@ -107,10 +108,12 @@ case $step in
          "the configuration's order, $second reversed)"
     # one session of $1 pairs; --max-retries 0: a retried launch is one more launch of
     # one side, and the pairs of its case after it would be a launch apart (compare pairs the
-    # i-th launches)
+    # i-th launches); iterations_from_history=0: both sides run OSU with the same counts (from
+    # history, each library would get its own, and the new one has none)
     half() {
       OMB_GATE=0 OMB_RERUNS=$(($1 - 1)) scripts/cluster-ci.sh "$system" upgrade=side-by-side \
-          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 "${@:2}"
+          "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 \
+          -S iterations_from_history=0 "${@:2}"
     }
     run_rc=0
     half "$first" "$@" || run_rc=$?

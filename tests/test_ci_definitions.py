@@ -285,7 +285,8 @@ def test_upgrade_keeps_the_users_selection_through_every_session(tmp_path):
 def test_side_by_side_runs_half_its_pairs_with_the_environments_reversed(tmp_path):
     """``upgrade.sh side-by-side``: 12 pairs as 6 in the site's configured order, then 6 with
     reframe/config/reversed_environs.py layered after the site's configuration (its own -C
-    files kept), the user's selection in both; OMB_SIDE_BY_SIDE_ORDER=configured: one."""
+    files kept), the user's selection in both, both libraries with OSU's counts (not each
+    one's from its history); OMB_SIDE_BY_SIDE_ORDER=configured: one."""
     box = Sandbox(tmp_path, ['scripts/upgrade.sh'])
     script(tmp_path / 'scripts' / 'results-dir.sh', f'echo {tmp_path / "results"}')
     script(tmp_path / 'scripts' / 'cluster-ci.sh',
@@ -297,7 +298,7 @@ def test_side_by_side_runs_half_its_pairs_with_the_environments_reversed(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     calls = [c for c in box.calls() if c.startswith('cluster-ci.sh')]
     select = ("upgrade=side-by-side -p ^(ompi-4|ompi-5)$ --exec-policy serial --max-retries 0 "
-              "-n X")
+              "-S iterations_from_history=0 -n X")
     assert calls == [
         f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py mycluster:batch {select}',
         f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py:{tmp_path}/reframe/'

@@ -163,6 +163,9 @@ def parser() -> argparse.ArgumentParser:
                       help="only the launches at/after this date (the side-by-side session)")
     cmp_.add_argument("--threshold", type=float, default=Rule.threshold,
                       help="smallest change named (default %(default)s = 10%%)")
+    cmp_.add_argument("--bandwidth-threshold", type=float, default=Rule.bandwidth_threshold,
+                      help="smallest change named for bandwidth and message rate (default "
+                      "%(default)s; none: --threshold)")
     cmp_.add_argument("--alpha", type=float, default=Rule.alpha,
                       help="signed-rank significance of a run of sizes (%(default)s)")
     cmp_.add_argument("--min-sizes", type=int, default=Rule.min_sizes, metavar="N",

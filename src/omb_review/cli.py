@@ -198,7 +198,9 @@ def cmd_compare(args) -> int:
         raise ValueError(f"no launches of {' and '.join(lacking)}"
                          f"{' since ' + str(args.since) if args.since else ''}; environments "
                          f"present: {', '.join(present) or 'none'}")
-    rule = sbs.Rule(args.threshold, args.alpha, args.min_sizes, args.min_pairs)
+    rule = sbs.Rule(threshold=args.threshold, bandwidth_threshold=args.bandwidth_threshold,
+                    alpha=args.alpha, min_sizes=args.min_sizes,
+                    min_pairs=args.min_pairs)
     curves = sbs.judge(sbs.pair_curves(frame, args.before, args.after), rule)
     counts = {s: sum(c.status == s for c in curves) for s in
               (sbs.REGRESSION, sbs.IMPROVEMENT, sbs.OK, sbs.INSUFFICIENT)}
@@ -206,9 +208,15 @@ def cmd_compare(args) -> int:
         if c.status in (sbs.REGRESSION, sbs.IMPROVEMENT):
             print(sbs.describe(c))
     busy = max((c.busy_pairs for c in curves), default=0)
+    mixed = max((c.mixed_pairs for c in curves), default=0)
     print(f"{args.before} -> {args.after}: {len(curves)} curves measured by both: "
           + ", ".join(f"{n} {s}" for s, n in counts.items())
           + (f"; up to {busy} pairs a curve left out (a launch on a busy node)" if busy else ""))
+    if mixed:
+        print(f"omb-review compare: up to {mixed} pairs a curve left out: {args.before} and "
+              f"{args.after} ran OSU with different counts (-x/-i, each chosen from its own "
+              "history); run both with the same: -S iterations_from_history=0 (scripts/"
+              "upgrade.sh side-by-side does), or one --mode", file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps([
             {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
@@ -219,7 +227,7 @@ def cmd_compare(args) -> int:
     if not curves or counts[sbs.INSUFFICIENT] == len(curves):
         most = max((c.n_pairs for c in curves), default=0)
         why = (f" ({busy} left out: a launch on a busy node; run it again on a quiet one)"
-               if busy else "")
+               if busy else "") + (f" ({mixed} left out: different OSU counts)" if mixed else "")
         print(f"omb-review compare: no curve has {rule.min_pairs} pairs of launches (at "
               f"most {most}{why}): run both environments in one session with --exec-policy "
               f"serial --reruns {rule.min_pairs - 1} (or more); scripts/upgrade.sh "

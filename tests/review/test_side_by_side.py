@@ -96,6 +96,22 @@ def test_a_pair_with_a_launch_on_a_busy_node_is_left_out():
     assert curve.status == sbs.OK and curve.n_pairs == 6 and curve.busy_pairs == 4
 
 
+def test_a_pair_whose_launches_ran_different_counts_is_left_out_and_said(tmp_path, capsys,
+                                                                          monkeypatch):
+    """Counts chosen from each library's own history differ (the new one has none): such a
+    pair compares two measurements, not two libraries."""
+    frame = _frame({}, pairs=8).with_columns(
+        warmup=pl.lit("200"),
+        iterations=pl.when((pl.col("environ") == "new") & (pl.col("time").dt.minute() < 1))
+        .then(pl.lit("16")).otherwise(pl.lit("10000")))
+    curve = _judged(frame)
+    assert curve.mixed_pairs == 6 and curve.n_pairs == 2 and curve.status == sbs.INSUFFICIENT
+    monkeypatch.setattr(cli, "_load", lambda args: type("D", (), {"frame": frame})())
+    assert cli.main(["compare", str(tmp_path), "--before", "old", "--after", "new"]) == 3
+    err = capsys.readouterr().err
+    assert "ran OSU with different counts" in err and "iterations_from_history=0" in err
+
+
 def test_an_order_effect_in_one_order_passes_for_the_library_and_both_orders_cancel_it():
     """The launch that comes second 25 % faster (as osu_bcast 64 KiB-1 MiB was on `local`):
     with the new library always second, an unchanged library is an "improvement"; with half the
@@ -140,6 +156,18 @@ def test_bandwidth_lower_is_worse_and_higher_is_an_improvement():
     better = _judged(_frame({1024: 1.4, 65536: 1.4}, benchmark="osu_bw", unit="MB/s"))
     assert worse.status == sbs.REGRESSION and "after/before -30 %" in sbs.describe(worse)
     assert better.status == sbs.IMPROVEMENT
+
+
+def test_a_bandwidth_threshold_of_its_own_judges_bandwidth_only():
+    """-7 % bandwidth on two sizes: under a 10 % threshold ok, under a 5 % bandwidth threshold
+    a regression; +7 % latency stays ok under the 10 % latency threshold."""
+    bw = _frame({1024: 0.93, 65536: 0.93}, benchmark="osu_bw", unit="MB/s", pairs=12, seed=3)
+    lat = _frame({1024: 1.07, 65536: 1.07}, pairs=12, seed=3)
+    wide, own = sbs.Rule(threshold=0.10), sbs.Rule(threshold=0.10, bandwidth_threshold=0.05)
+    assert sbs.judge(sbs.pair_curves(bw, "old", "new"), wide)[0].status == sbs.OK
+    assert sbs.judge(sbs.pair_curves(bw, "old", "new"), own)[0].status == sbs.REGRESSION
+    assert sbs.judge(sbs.pair_curves(lat, "old", "new"), own)[0].status == sbs.OK
+    assert own.limit("MB/s") == 0.05 and own.limit("us") == 0.10 and wide.limit("MB/s") == 0.10
 
 
 def test_too_few_pairs_is_insufficient_not_a_pass(tmp_path, capsys, monkeypatch):
@@ -191,3 +219,22 @@ def test_real_sessions_in_both_orders_are_judged_as_couples(tmp_path, capsys):
     assert cli.main([*args, "--after", "ab-nosc"]) == 1
     out = capsys.readouterr().out
     assert "osu_bibw" in out and "couples of pairs launched in both orders" in out
+
+
+@pytest.mark.parametrize(("folder", "twin", "changed", "moved"), [
+    ("local-side-by-side-crossed-eager", ("ab-a", "ab-b"), "ab-eager", "osu_bcast"),
+    ("local-side-by-side-crossed-mpich", ("mp-a", "mp-b"), "mp-bcast", "osu_bcast")])
+def test_real_sessions_with_the_twins_first_and_last_in_both_orders(folder, twin, changed,
+                                                                     moved, capsys):
+    """Open MPI and MPICH, recorded with OSU's counts for every environment, the twins at the
+    ends of both orders: no twin regression; Open MPI's eager limit at 1 KiB and MPICH's
+    forced scatter-ring bcast found (tests/data/gate/README.md)."""
+    data = REPO / "tests/data/gate" / folder
+    if not data.is_dir():
+        pytest.skip("no recorded set")
+    args = ["compare", str(data), "--no-cache", "--before", twin[0]]
+    assert cli.main([*args, "--after", twin[1]]) == 0
+    assert "0 regression" in capsys.readouterr().out
+    assert cli.main([*args, "--after", changed]) == 1
+    out = capsys.readouterr().out
+    assert f"REGRESSION local:default {moved}" in out and "couples" in out

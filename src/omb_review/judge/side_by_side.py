@@ -11,7 +11,10 @@ The rule, per curve (one benchmark configuration's variable over its message siz
 run of ``min_sizes`` adjacent sizes (every size, when the curve has fewer; a variable without
 sizes is its own run), one value per pair: the mean over the run's sizes of
 ``log(after / before)``, oriented so that larger is worse (latency up, bandwidth down); a pair
-with a launch on a busy node (``node_state``) is left out, as the gate leaves such runs. The run
+with a launch on a busy node (``node_state``) is left out, as the gate leaves such runs, and so
+is a pair whose two launches ran OSU with different counts (the perflog's ``warmup``,
+``iterations``, ``warmup_large``, ``iterations_large``: counts chosen from each library's own
+history differ, and fewer iterations read differently). The run
 is a **regression** when the median of those values is at least ``log(1 + threshold)``, every
 size of the run moved the same way (its own median above 0) and the one-sided exact Wilcoxon
 signed-rank test gives ``p <= alpha``; an **improvement** the same way round. Fewer than
@@ -43,6 +46,8 @@ from omb_review.judge.findings import size_text
 from omb_review.read.series import curve_label, with_size, worse_when
 from omb_suite import perflog_schema
 
+#: OSU's counts a launch ran with (perflog columns): both launches of a pair must agree.
+COUNTS = ("warmup", "iterations", "warmup_large", "iterations_large")
 #: What one curve is, on both sides (the environment is the side, not the curve).
 CURVE_KEYS = ("system", "partition", "test", *perflog_schema.measurement_columns(), "metric",
               "unit")
@@ -54,11 +59,19 @@ class Rule:
     """The side-by-side rule's settings (see module)."""
 
     threshold: float = 0.10
+    #: For variables larger-is-better (bandwidth, message rate); None: ``threshold``.
+    bandwidth_threshold: float | None = None
     alpha: float = 0.05
     min_sizes: int = 2
     min_pairs: int = 6
     #: Couples of pairs launched in both orders (2**-5 = 0.031 is the smallest p of 5).
     min_couples: int = 5
+
+    def limit(self, unit: str) -> float:
+        """The threshold for a variable of ``unit``."""
+        if self.bandwidth_threshold is not None and worse_when(unit) < 0:
+            return self.bandwidth_threshold
+        return self.threshold
 
 
 @dataclass
@@ -76,6 +89,7 @@ class Curve:
     change: float = 0.0          # after/before over the run found (or the largest run), >1 worse
     p: float = 1.0
     busy_pairs: int = 0          # left out: a launch of the pair on a busy node (node_state)
+    mixed_pairs: int = 0         # left out: the two launches ran OSU with different counts
     couples: int = 0             # judged as couples of both orders (judge() sets it)
 
     @property
@@ -111,11 +125,12 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
         curve = tuple(str(row[k]) for k in CURVE_KEYS)
         keys_of[curve] = {k: row[k] for k in CURVE_KEYS}
         busy = str(row.get("node_state") or "").startswith("busy")
+        counts = tuple(str(row.get(k) or "") for k in COUNTS)
         launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(
-            (math.log(row["value"]) * sign, busy, row["time"]))
+            (math.log(row["value"]) * sign, busy, row["time"], counts))
     votes: dict[str, int] = defaultdict(int)   # > 0: the after side launched first
     for (_curve, _size, session), sides in launches.items():
-        for (_, _, t_b), (_, _, t_a) in zip(sides[before], sides[after], strict=False):
+        for (_, _, t_b, _), (_, _, t_a, _) in zip(sides[before], sides[after], strict=False):
             votes[session] += (t_a < t_b) - (t_b < t_a)
     curves: dict[tuple, Curve] = {}
     for (curve, size, session), sides in launches.items():
@@ -124,10 +139,12 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
             continue
         c = curves.setdefault(curve, Curve(keys_of[curve], []))
         pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
-        quiet = [a - b for (b, busy_b, _), (a, busy_a, _) in pairs if not (busy_b or busy_a)]
+        like = [(b, a) for b, a in pairs if b[3] == a[3]]
+        quiet = [a[0] - b[0] for b, a in like if not (b[1] or a[1])]
         c.pairs.setdefault(size, []).extend(quiet)
         c.after_first.setdefault(size, []).extend([votes[session] > 0] * len(quiet))
-        c.busy_pairs = max(c.busy_pairs, len(pairs) - len(quiet))
+        c.busy_pairs = max(c.busy_pairs, len(like) - len(quiet))
+        c.mixed_pairs = max(c.mixed_pairs, len(pairs) - len(like))
     for c in curves.values():
         c.sizes = sorted(c.pairs, key=lambda s: -1 if s is None else s)
     return sorted(curves.values(), key=lambda c: c.label)
@@ -149,7 +166,7 @@ def _judge_run(c: Curve, sizes: list, rule: Rule) -> tuple[str, float, float]:
         rows = (rows[:, ~first][:, :c.couples] + rows[:, first][:, :c.couples]) / 2
     per_pair = rows.mean(axis=0)
     middle = float(np.median(per_pair))
-    limit = math.log1p(rule.threshold)
+    limit = math.log1p(rule.limit(c.keys["unit"]))
     if middle >= limit and all(np.median(r) > 0 for r in rows):
         p = _p(per_pair, "greater")
         if p <= rule.alpha:
