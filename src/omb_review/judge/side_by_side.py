@@ -37,21 +37,29 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
 from scipy.stats import wilcoxon
 
 from omb_review.judge.findings import size_text
-from omb_review.read.series import curve_label, with_size, worse_when
+from omb_review.read.series import counts, curve_label, with_size, worse_when
 from omb_suite import perflog_schema
 
-#: OSU's counts a launch ran with (perflog columns): both launches of a pair must agree.
-COUNTS = ("warmup", "iterations", "warmup_large", "iterations_large")
 #: What one curve is, on both sides (the environment is the side, not the curve).
 CURVE_KEYS = ("system", "partition", "test", *perflog_schema.measurement_columns(), "metric",
               "unit")
 REGRESSION, IMPROVEMENT, OK, INSUFFICIENT = "regression", "improvement", "ok", "insufficient"
+
+
+class Launch(NamedTuple):
+    """One launch of one side at one size: its oriented log value and what pairing needs."""
+
+    value: float
+    busy: bool
+    time: object
+    counts: tuple[str, str]     # OSU's -i/-x as logged (series.counts), small and large sizes
 
 
 @dataclass(frozen=True)
@@ -115,7 +123,7 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
     of its case, not the session's order."""
     frame = with_size(frame.filter(pl.col("value").is_not_null() & (pl.col("value") > 0)
                                    & pl.col("environ").cast(pl.String).is_in([before, after])))
-    launches: dict[tuple, dict[str, list[tuple]]] = defaultdict(
+    launches: dict[tuple, dict[str, list[Launch]]] = defaultdict(
         lambda: defaultdict(list))
     keys_of: dict[tuple, dict] = {}
     for row in frame.sort("time", maintain_order=True).iter_rows(named=True):
@@ -125,13 +133,14 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
         curve = tuple(str(row[k]) for k in CURVE_KEYS)
         keys_of[curve] = {k: row[k] for k in CURVE_KEYS}
         busy = str(row.get("node_state") or "").startswith("busy")
-        counts = tuple(str(row.get(k) or "") for k in COUNTS)
+        ran = (counts(row.get("iterations"), row.get("warmup")),
+               counts(row.get("iterations_large"), row.get("warmup_large")))
         launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(
-            (math.log(row["value"]) * sign, busy, row["time"], counts))
+            Launch(math.log(row["value"]) * sign, busy, row["time"], ran))
     votes: dict[str, int] = defaultdict(int)   # > 0: the after side launched first
     for (_curve, _size, session), sides in launches.items():
-        for (_, _, t_b, _), (_, _, t_a, _) in zip(sides[before], sides[after], strict=False):
-            votes[session] += (t_a < t_b) - (t_b < t_a)
+        for b, a in zip(sides[before], sides[after], strict=False):
+            votes[session] += (a.time < b.time) - (b.time < a.time)
     curves: dict[tuple, Curve] = {}
     for (curve, size, session), sides in launches.items():
         n = min(len(sides[before]), len(sides[after]))
@@ -139,8 +148,8 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
             continue
         c = curves.setdefault(curve, Curve(keys_of[curve], []))
         pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
-        like = [(b, a) for b, a in pairs if b[3] == a[3]]
-        quiet = [a[0] - b[0] for b, a in like if not (b[1] or a[1])]
+        like = [(b, a) for b, a in pairs if b.counts == a.counts]
+        quiet = [a.value - b.value for b, a in like if not (b.busy or a.busy)]
         c.pairs.setdefault(size, []).extend(quiet)
         c.after_first.setdefault(size, []).extend([votes[session] > 0] * len(quiet))
         c.busy_pairs = max(c.busy_pairs, len(like) - len(quiet))
