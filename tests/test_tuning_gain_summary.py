@@ -85,3 +85,41 @@ def test_a_test_a_later_run_passed_is_not_listed_failed(tmp_path):
     lines, _ = tuning_gain().summary(tmp_path)
     assert [line for line in lines if 'FAILED' in line] == [
         f'  FAILED: {other}: sanity error: slower at 2 B']
+
+
+SESSION = '''[ FAILED ] Ran 8/8 test case(s) from 8 check(s) (1 failure(s))
+==============================================================================
+SUMMARY OF FAILURES
+------------------------------------------------------------------------------
+FAILURE INFO for OsuCollectiveSweep %case=osu_bcast/chain %scale=2 (run: 1/1)
+  * Failing phase: performance
+  * Reason: performance error: failed to meet reference(s): avg_latency_8=24.1 us
+FAILURE INFO for OsuCollectiveSweep %case=osu_bcast/pipeline %scale=2 (run: 1/1)
+  * Failing phase: {phase}
+  * Reason: {reason}
+'''
+
+
+def step(tmp_path, phase: str, reason: str, **kw) -> int:
+    """tuning_gain's _run of a step that prints a ReFrame failure summary and exits 1."""
+    text = SESSION.format(phase=phase, reason=reason)
+    return tuning_gain()._run(['bash', '-c', f'cat <<"X"\n{text}X\nexit 1'],
+                              tmp_path / 'sweep-0.log', {}, **kw)
+
+
+def test_a_sweep_case_beyond_its_guard_rail_is_left_out_and_said(tmp_path, capsys):
+    reason = 'performance error: failed to meet reference(s): avg_latency_65536=61 us'
+    assert step(tmp_path, 'performance', reason, out_of_bounds_ok=True) == 0
+    said = capsys.readouterr().out
+    assert 'LEFT OUT: 2 case(s) measured beyond their guard-rail references' in said
+    assert 'failed (performance): performance error: failed to meet reference(s): ' \
+           'avg_latency_8=24.1 us' in said
+    # elsewhere (the load against the default) a missed reference stays a failure
+    assert step(tmp_path, 'performance', reason) == 1
+
+
+def test_a_sweep_case_with_wrong_results_still_fails(tmp_path, capsys):
+    assert step(tmp_path, 'sanity', "osu_bcast algorithm 'pipeline' computed wrong results",
+                out_of_bounds_ok=True) == 1
+    said = capsys.readouterr().out
+    assert 'failed (sanity): osu_bcast algorithm' in said and 'LEFT OUT' not in said
