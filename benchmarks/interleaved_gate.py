@@ -19,8 +19,10 @@ sessions of 6 reruns give 12 pairs), judged on the first ``k`` pairs of each cur
 ``k`` of ``--pairs`` (fewer reruns, measured on the same launches). Prints per label and ``k``:
 comparisons failed (a regression found), curves flagged of curves judged, and on A/A pairs the
 share of injected steps found (latency x1.1/1.2/1.5, bandwidth x0.9/0.8 over every run of
-``min_sizes`` adjacent sizes of every curve with that many sizes, added to the after side's
-launches of those sizes only).
+``min_sizes`` adjacent sizes (``--step-sizes``) of every curve of a headline figure with that
+many sizes, added to the after side's launches of those sizes only: a change of the MPI moves
+the headline figure, which the secondary ones, a collective's min and max latency, stand
+beside).
 """
 
 from __future__ import annotations
@@ -103,7 +105,7 @@ def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, f
     for group in groups:
         for c in group:
             latency = worse_when(c.keys['unit']) > 0
-            if (latency != (kind == 'latency') or c.n_pairs < k
+            if (latency != (kind == 'latency') or c.n_pairs < k or not sbs.stands_alone(c)
                     or len(c.sizes) < width or c.sizes[0] is None):
                 continue
             for start in range(len(c.sizes) - width + 1):
@@ -126,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
                     help='adjacent sizes each injected step covers (default: --min-sizes)')
     ap.add_argument('--alpha', type=float, default=sbs.Rule.alpha)
     ap.add_argument('--min-sizes', type=int, default=sbs.Rule.min_sizes)
+    ap.add_argument('--alone-factor', type=float, default=sbs.Rule.alone_factor,
+                    help='a secondary figure stands alone by this many thresholds (2)')
+    ap.add_argument('--pairs-only', action='store_true',
+                    help='judge pairs, never couples of both orders')
     args = ap.parse_args(argv)
     frame = pl.concat([load(d, use_cache=False).frame for d in args.data], how='diagonal_relaxed')
     ks = [int(k) for k in args.pairs.split(',')]
@@ -146,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f'  order: {order_effect(groups)}')
         for k in ks:
             rule = sbs.Rule(threshold=args.threshold, bandwidth_threshold=args.bandwidth_threshold,
-                            alpha=args.alpha, min_sizes=args.min_sizes, min_pairs=k)
+                            alpha=args.alpha, min_sizes=args.min_sizes, min_pairs=k,
+                            alone_factor=args.alone_factor,
+                            min_couples=k + 1 if args.pairs_only else sbs.Rule.min_couples)
             verdicts = [judged(g, k, rule) for g in groups]
             failed = sum(any(c.status == sbs.REGRESSION for c in v) for v in verdicts)
             flagged = sum(c.status == sbs.REGRESSION for v in verdicts for c in v)

@@ -205,12 +205,15 @@ def cmd_compare(args) -> int:
     counts = {s: sum(c.status == s for c in curves) for s in
               (sbs.REGRESSION, sbs.IMPROVEMENT, sbs.OK, sbs.INSUFFICIENT)}
     for c in curves:
-        if c.status in (sbs.REGRESSION, sbs.IMPROVEMENT):
+        if c.status in (sbs.REGRESSION, sbs.IMPROVEMENT) or c.alone:
             print(sbs.describe(c))
+    alone = sum(bool(c.alone) for c in curves)
     busy = max((c.busy_pairs for c in curves), default=0)
     mixed = max((c.mixed_pairs for c in curves), default=0)
     print(f"{args.before} -> {args.after}: {len(curves)} curves measured by both: "
           + ", ".join(f"{n} {s}" for s, n in counts.items())
+          + (f" ({alone} of the ok moved alone: a secondary figure beside its unchanged "
+             "headline)" if alone else "")
           + (f"; up to {busy} pairs a curve left out (a launch on a busy node)" if busy else ""))
     if mixed:
         print(f"omb-review compare: up to {mixed} pairs a curve left out: {args.before} and "
@@ -220,7 +223,8 @@ def cmd_compare(args) -> int:
     if args.json:
         args.json.write_text(json.dumps([
             {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
-             "couples": c.couples, "sizes": c.sizes_moved, "ratio": c.change, "p": c.p}
+             "couples": c.couples, "sizes": c.sizes_moved, "ratio": c.change, "p": c.p,
+             "alone": c.alone or None}
             for c in curves], indent=1))
     if counts[sbs.REGRESSION]:
         return 1

@@ -238,3 +238,61 @@ def test_real_sessions_with_the_twins_first_and_last_in_both_orders(folder, twin
     assert cli.main([*args, "--after", changed]) == 1
     out = capsys.readouterr().out
     assert f"REGRESSION local:default {moved}" in out and "couples" in out
+
+
+def _collective(moved: dict[str, float], pairs: int = 12, seed: int = 4) -> pl.DataFrame:
+    """One session of osu_bcast: old then new, avg/min/max latency per size (5 % noise);
+    ``moved`` multiplies the new library's figure at every size."""
+    rng = np.random.default_rng(seed)
+    t0 = datetime(2026, 11, 1, 2, tzinfo=timezone.utc)
+    keys = {**KEYS, "test": "OsuCollective", "placement": None, "mapping": "core",
+            "algorithm": "default", "benchmark": "osu_bcast", "session_id": "s1", "unit": "us"}
+    rows = []
+    for p in range(pairs):
+        for k, env in enumerate(("old", "new")):
+            for size in SIZES:
+                for metric in ("avg_latency", "min_latency", "max_latency"):
+                    value = (1 + size / 1024) * rng.lognormal(0, 0.05)
+                    value *= moved.get(metric, 1.0) if env == "new" else 1.0
+                    rows.append({**keys, "environ": env, "perf_var": f"{metric}_{size}",
+                                 "value": value, "time": t0 + timedelta(seconds=10 * p + k)})
+    return pl.DataFrame(rows)
+
+
+def test_a_collectives_max_latency_alone_is_not_a_finding_and_beside_its_average_it_is():
+    """The per-rank extremes stand only beside the average (the catalogue's headline), or
+    by twice the threshold."""
+    alone = {c.keys["metric"]: c for c in sbs.judge(sbs.pair_curves(
+        _collective({"max_latency": 1.15}), "old", "new"))}
+    assert alone["max_latency"].status == sbs.OK
+    assert alone["max_latency"].alone == "regression alone, beside avg_latency ok"
+    assert "ALONE" in sbs.describe(alone["max_latency"]) and "not a finding" in sbs.describe(
+        alone["max_latency"])
+    large = {c.keys["metric"]: c.status for c in sbs.judge(sbs.pair_curves(
+        _collective({"max_latency": 1.3}), "old", "new"))}
+    assert large["max_latency"] == sbs.REGRESSION and large["avg_latency"] == sbs.OK
+    both = {c.keys["metric"]: c.status for c in sbs.judge(sbs.pair_curves(
+        _collective({"max_latency": 1.15, "avg_latency": 1.2}), "old", "new"))}
+    assert both == {"avg_latency": sbs.REGRESSION, "max_latency": sbs.REGRESSION,
+                    "min_latency": sbs.OK}
+    # the headline figure stands alone
+    avg = {c.keys["metric"]: c.status for c in sbs.judge(sbs.pair_curves(
+        _collective({"avg_latency": 1.2}), "old", "new"))}
+    assert avg["avg_latency"] == sbs.REGRESSION
+
+
+def test_real_twins_whose_max_latency_moved_alone_pass_and_say_it(capsys, monkeypatch):
+    """MPICH's twins, sessions 5-6 of the crossed set: osu_bcast max_latency 1-8 B +15 %
+    (p 0.031) beside an unchanged average, a false alarm before the headline rule."""
+    data = REPO / "tests/data/gate/local-side-by-side-crossed-mpich"
+    if not data.is_dir():
+        pytest.skip("no recorded set")
+    from omb_review.read.ingest import load
+    frame = load(data, use_cache=False).frame
+    sessions = sorted(frame["session_id"].unique().to_list())[4:6]
+    frame = frame.filter(pl.col("session_id").is_in(sessions))
+    monkeypatch.setattr(cli, "_load", lambda args: type("D", (), {"frame": frame})())
+    assert cli.main(["compare", str(data), "--before", "mp-a", "--after", "mp-b"]) == 0
+    out = capsys.readouterr().out
+    assert "ALONE local:default osu_bcast" in out and "max_latency [us] 1 B to 8 B" in out
+    assert "0 regression" in out and "moved alone" in out

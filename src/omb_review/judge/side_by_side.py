@@ -20,6 +20,16 @@ size of the run moved the same way (its own median above 0) and the one-sided ex
 signed-rank test gives ``p <= alpha``; an **improvement** the same way round. Fewer than
 ``min_pairs`` pairs: **insufficient** (say how many reruns to add).
 
+**A figure beside its headline**: a program's secondary figures (a collective's min and max
+latency, the extremes over its ranks; a peak; a non-blocking collective's compute time and
+overlap) stand only beside a change, the same way, of a headline figure of the same curve
+(``headline`` in the OSU catalogue: the average latency, the bandwidth...), as ``check`` judges
+a curve figure only beside its sizes, unless it moved by ``alone_factor`` times the threshold
+(Open MPI's eager limit at 1 KiB: ``osu_bcast`` max_latency +164 %, its average under the
+threshold). Otherwise the figure is kept as ``ok`` and counted as *moved alone* (on real A/A
+sessions two of the three false alarms were a collective's ``min_latency`` or
+``max_latency`` alone, +15 % and -10 %, docs/dev/gate.md).
+
 **Both orders** (a crossover): the launch that comes second can be faster (measured on `local`,
 docs/dev/gate.md), so ``scripts/upgrade.sh side-by-side`` runs half its pairs with the
 environments in the configured order and half reversed (``reframe/config/reversed_environs.py``).
@@ -46,6 +56,7 @@ from scipy.stats import wilcoxon
 from omb_review.judge.findings import size_text
 from omb_review.read.series import counts, curve_label, with_size, worse_when
 from omb_suite import perflog_schema
+from omb_suite.osu import catalogue
 
 #: What one curve is, on both sides (the environment is the side, not the curve).
 CURVE_KEYS = ("system", "partition", "test", *perflog_schema.measurement_columns(), "metric",
@@ -74,6 +85,9 @@ class Rule:
     min_pairs: int = 6
     #: Couples of pairs launched in both orders (2**-5 = 0.031 is the smallest p of 5).
     min_couples: int = 5
+    #: A secondary figure (not the catalogue's headline) stands alone only when it moved by
+    #: this many times the threshold; else only beside its headline figure.
+    alone_factor: float = 2.0
 
     def limit(self, unit: str) -> float:
         """The threshold for a variable of ``unit``."""
@@ -99,6 +113,8 @@ class Curve:
     busy_pairs: int = 0          # left out: a launch of the pair on a busy node (node_state)
     mixed_pairs: int = 0         # left out: the two launches ran OSU with different counts
     couples: int = 0             # judged as couples of both orders (judge() sets it)
+    #: A secondary figure that moved while its headline figure did not: kept as ``ok``.
+    alone: str = ""
 
     @property
     def label(self) -> str:
@@ -209,7 +225,40 @@ def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
                 c.status = status
                 c.sizes_moved, c.change, c.p = found[status]
                 break
+    _beside_headline(curves, rule)
     return curves
+
+
+def stands_alone(c: Curve) -> bool:
+    """Whether a change of this curve's figure is a finding on its own (a program the
+    catalogue does not know: yes)."""
+    try:
+        program = catalogue.get(str(c.keys.get("benchmark")))
+    except KeyError:
+        return True
+    return program.stands_alone(str(c.keys["metric"]))
+
+
+def _beside_headline(curves: list[Curve], rule: Rule) -> None:
+    """A secondary figure's regression or improvement stands only beside the same status of a
+    headline figure of the same curve, or by ``rule.alone_factor`` times the threshold; where
+    the curve has no headline figure among these, it stands."""
+    def same_curve(c: Curve) -> tuple:
+        return tuple(str(v) for k, v in c.keys.items() if k not in ("metric", "unit"))
+    headlines: dict[tuple, list[Curve]] = defaultdict(list)
+    for c in curves:
+        if stands_alone(c):
+            headlines[same_curve(c)].append(c)
+    for c in curves:
+        beside = headlines.get(same_curve(c), [])
+        if c.status not in (REGRESSION, IMPROVEMENT) or stands_alone(c) or not beside:
+            continue
+        large = abs(math.log(c.change)) >= math.log1p(
+            rule.alone_factor * rule.limit(c.keys["unit"]))
+        if not large and all(h.status != c.status for h in beside):
+            c.alone = (f"{c.status} alone, beside "
+                       + ", ".join(f"{h.keys['metric']} {h.status}" for h in beside))
+            c.status = OK
 
 
 def _size(size: int | None) -> str:
@@ -224,5 +273,7 @@ def describe(c: Curve) -> str:
     ratio = c.change if worse_when(c.keys["unit"]) > 0 else 1 / c.change
     units = (f"{c.couples} couples of pairs launched in both orders" if c.couples
              else f"{c.n_pairs} pairs")
-    return (f"{c.status.upper()} {c.label} [{c.keys['unit']}] {where}: after/before "
-            f"{(ratio - 1) * 100:+.0f} % (median of {units}, p {c.p:.3g})")
+    said = (f"ALONE {c.label} [{c.keys['unit']}]" if c.alone
+            else f"{c.status.upper()} {c.label} [{c.keys['unit']}]")
+    return (f"{said} {where}: after/before {(ratio - 1) * 100:+.0f} % (median of {units}, p "
+            f"{c.p:.3g}){'; ' + c.alone + ': not a finding' if c.alone else ''}")

@@ -43,6 +43,13 @@ class Benchmark:
     thread_multiple: bool = False
     loop: str | None = None
     partitions: int = 1
+    headline: tuple[str, ...] = ()
+
+    def stands_alone(self, figure: str) -> bool:
+        """Whether a change of ``figure`` (a per-size metric or a curve figure) is a finding on
+        its own; the others (a collective's min/max latency, a peak) stand only beside a change
+        of a headline figure of the same curve (``headline`` in data/catalogue.yaml)."""
+        return not self.headline or figure in self.headline
 
     @property
     def collective(self) -> str:
@@ -99,7 +106,7 @@ def catalogue() -> dict[str, Benchmark]:
                         int(e.get('min_ranks', 2)), bool(e.get('data_options', True)),
                         bool(e.get('validates', True)), _syncs(e),
                         bool(e.get('thread_multiple', False)), e.get('loop'),
-                        int(e.get('partitions', 1)))
+                        int(e.get('partitions', 1)), tuple(e.get('headline') or ()))
         for name, e in _data()['benchmarks'].items()
     }
 
