@@ -91,12 +91,26 @@ def order_effect(groups: list[list[sbs.Curve]]) -> str:
 
 
 
-def judged(group: list[sbs.Curve], k: int, rule: sbs.Rule) -> list[sbs.Curve]:
-    return sbs.judge([first(c, k) for c in group if c.n_pairs >= k], rule)
+def judged(group: list[sbs.Curve], k: int, rule: sbs.Rule, again: bool = False,
+           step: float = 0.0, stepped: tuple = ()) -> list[sbs.Curve]:
+    """The group's curves with ``k`` pairs judged on their first ``k``; with ``again``, as
+    ``scripts/upgrade.sh side-by-side`` does, a first look that passed judged again with ``2k``
+    pairs for the blind curves (those whose pairs could not have shown ``blind_factor``
+    thresholds), or as many as the group has beyond ``k`` (busy pairs are left out)."""
+    look = sbs.judge([first(c, k, step, stepped) for c in group if c.n_pairs >= k], rule)
+    if not again or any(c.status == sbs.REGRESSION for c in look):
+        return look
+    blind = {c.label for c in look if c.blind}
+
+    def again_(c: sbs.Curve) -> sbs.Curve:
+        n = min(2 * k, c.n_pairs)   # the pairs the second round kept (busy ones left out)
+        return sbs.judge([first(c, n, step, stepped)], rule)[0]
+    return [again_(c) if c.label in blind and c.n_pairs > k else v
+            for c, v in zip([c for c in group if c.n_pairs >= k], look, strict=True)]
 
 
 def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, factor: float,
-             width: int | None = None) -> tuple[int, int]:
+             width: int | None = None, again: bool = False) -> tuple[int, int]:
     """(found, injected) over every run of ``width`` (``min_sizes``) adjacent sizes of every
     curve."""
     step = abs(math.log(factor))
@@ -111,7 +125,7 @@ def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, f
             for start in range(len(c.sizes) - width + 1):
                 stepped = tuple(c.sizes[start:start + width])
                 total += 1
-                found += sbs.judge([first(c, k, step, stepped)], rule)[0].status == sbs.REGRESSION
+                found += judged([c], k, rule, again, step, stepped)[0].status == sbs.REGRESSION
     return found, total
 
 
@@ -132,13 +146,18 @@ def main(argv: list[str] | None = None) -> int:
                     help='a secondary figure stands alone by this many thresholds (2)')
     ap.add_argument('--pairs-only', action='store_true',
                     help='judge pairs, never couples of both orders')
+    ap.add_argument('--again', action='store_true',
+                    help='upgrade.sh side-by-side\'s second round: the blind curves of a look '
+                    'that passed judged again on twice the pairs (give --group twice the '
+                    'sessions of one round)')
     args = ap.parse_args(argv)
     frame = pl.concat([load(d, use_cache=False).frame for d in args.data], how='diagonal_relaxed')
     ks = [int(k) for k in args.pairs.split(',')]
     bw = ('' if args.bandwidth_threshold is None
           else f' (bandwidth {args.bandwidth_threshold:.0%})')
     print(f'rule: median of the pairs >= +{args.threshold:.0%}{bw}, signed-rank p <= {args.alpha}, '
-          f'{args.min_sizes} adjacent sizes as one; {args.group} session(s) per comparison')
+          f'{args.min_sizes} adjacent sizes as one; {args.group} session(s) per comparison'
+          + ('; blind curves judged again on twice the pairs' if args.again else ''))
     for spec in args.pair:
         try:
             before, after, label = spec.split(':')
@@ -155,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
                             alpha=args.alpha, min_sizes=args.min_sizes, min_pairs=k,
                             alone_factor=args.alone_factor,
                             min_couples=k + 1 if args.pairs_only else sbs.Rule.min_couples)
-            verdicts = [judged(g, k, rule) for g in groups]
+            verdicts = [judged(g, k, rule, args.again) for g in groups]
             failed = sum(any(c.status == sbs.REGRESSION for c in v) for v in verdicts)
             flagged = sum(c.status == sbs.REGRESSION for v in verdicts for c in v)
             curves = sum(len(v) for v in verdicts)
@@ -163,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
                     f'{flagged}/{curves}')
             if label == 'aa':
                 for kind, factor in STEPS:
-                    hit, n = injected(groups, k, rule, kind, factor, args.step_sizes)
+                    hit, n = injected(groups, k, rule, kind, factor, args.step_sizes,
+                                      args.again)
                     line += f'; {kind} x{factor}: {hit}/{n}'
             print(line)
     return 0

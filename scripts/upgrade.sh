@@ -32,8 +32,11 @@
 #   machine's moment is in both launches of a pair and cancels in their ratio, and the
 #   advantage of coming second cancels between the two orders. Mode: $OMB_UPGRADE_MODE when
 #   set, else OSU's default counts, the same for both (never counts from each one's
-#   history). Exit non-zero on a regression, a failed check or too few pairs. No history
-#   is needed (and none is used).
+#   history). Where it passes but some curves were blind (ok, yet too noisy for their pairs
+#   to have shown twice the threshold), their tests run again, as many pairs, both orders,
+#   and compare judges all the pairs (OMB_SIDE_BY_SIDE_AGAIN=0: no second round). Exit
+#   non-zero on a regression, a failed check or too few pairs. No history is needed (and
+#   none is used).
 #
 # Everything else (OMB_RFM_CONFIG, OMB_NO_SETUP, OMB_ALLOC, OMB_REVIEW_ARGS...) is
 # scripts/cluster-ci.sh's.
@@ -122,11 +125,40 @@ case $step in
       OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
           half "$second" "$@" || run_rc=$?
     fi
-    echo "== omb-review compare ($new against $old, the launches since $start)"
-    # shellcheck disable=SC2086
-    review compare "$results" --before "$old" --after "$new" --since "$start" \
-        --json "$results/compare-upgrade.json" ${OMB_COMPARE_ARGS:-}
+    compare() {
+      echo "== omb-review compare ($new against $old, the launches since $start)"
+      # shellcheck disable=SC2086
+      review compare "$results" --before "$old" --after "$new" --since "$start" \
+          --json "$results/compare-upgrade.json" --again "$results/compare-again.txt" \
+          ${OMB_COMPARE_ARGS:-}
+    }
+    compare
     gate_rc=$?
+    # a second round where the first passed but some curves were blind (too noisy for their
+    # pairs to have shown twice the threshold): their tests only, as many pairs again, both
+    # orders; the user's own -n selection is replaced by theirs (a subset of it)
+    if [ "$gate_rc" = 0 ] && [ -s "$results/compare-again.txt" ] \
+        && [ "${OMB_SIDE_BY_SIDE_AGAIN:-1}" != 0 ]; then
+      names=() kept=() drop=0
+      while read -r pattern; do names+=(-n "$pattern"); done < "$results/compare-again.txt"
+      for arg in "$@"; do
+        if [ "$drop" = 1 ]; then drop=0; continue; fi
+        case $arg in
+          -n|--name) drop=1 ;;
+          -n*|--name=*) ;;
+          *) kept+=("$arg") ;;
+        esac
+      done
+      echo "== side by side again: $(( ${#names[@]} / 2 )) test(s) whose curves were ok but" \
+           "blind (compare above), $pairs more launches a side"
+      half "$first" ${kept[@]+"${kept[@]}"} "${names[@]}" || run_rc=$?
+      if [ "$second" -gt 0 ]; then
+        OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
+            half "$second" ${kept[@]+"${kept[@]}"} "${names[@]}" || run_rc=$?
+      fi
+      compare
+      gate_rc=$?
+    fi
     echo "side by side: reframe exit $run_rc, compare exit $gate_rc"
     exit $(( run_rc != 0 || gate_rc != 0 ))
     ;;

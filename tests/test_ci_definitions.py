@@ -282,6 +282,41 @@ def test_upgrade_keeps_the_users_selection_through_every_session(tmp_path):
                      'cluster-ci.sh mycluster:batch upgrade=post --mode nightly -p ^openmpi-4_1_6$']
 
 
+def test_side_by_side_runs_the_tests_of_blind_curves_again(tmp_path):
+    """Where compare passes but writes the -n patterns of blind curves (--again), their tests
+    run again in both orders, the user's -n replaced by theirs, other options kept, and
+    compare judges all the pairs; OMB_SIDE_BY_SIDE_AGAIN=0, or a regression: no second
+    round."""
+    box = Sandbox(tmp_path, ['scripts/upgrade.sh'])
+    script(tmp_path / 'scripts' / 'results-dir.sh', f'echo {tmp_path / "results"}')
+    (tmp_path / 'results').mkdir()
+    script(tmp_path / 'scripts' / 'cluster-ci.sh',
+           'echo "cluster-ci.sh reruns=$OMB_RERUNS $*" >> "$STANDIN_LOG"')
+    # the first compare finds two blind curves' tests, the second none
+    script(tmp_path / '.venv' / 'bin' / 'omb-review', '\n'.join([
+        'echo "omb-review $*" >> "$STANDIN_LOG"',
+        'while [ $# -gt 0 ]; do [ "$1" = --again ] && again=$2; shift; done',
+        'if [ ! -e "$again.seen" ]; then printf "^A%%x=1\\$\\n^B\\$\\n" > "$again"',
+        '  touch "$again.seen"; else : > "$again"; fi',
+        'exit "${STANDIN_RC:-0}"']))
+    done = box.run("bash scripts/upgrade.sh side-by-side sys ompi-4 ompi-5 -n X -E 'a == 1'")
+    assert done.returncode == 0, done.stdout + done.stderr
+    calls = box.calls()
+    assert [c.split()[0] for c in calls] == ['cluster-ci.sh', 'cluster-ci.sh', 'omb-review',
+                                             'cluster-ci.sh', 'cluster-ci.sh', 'omb-review']
+    assert calls[0].endswith('-S iterations_from_history=0 -n X -E a == 1')
+    assert calls[3] == calls[4] and calls[3].endswith(
+        '-S iterations_from_history=0 -E a == 1 -n ^A%x=1$ -n ^B$'), calls
+    assert '2 test(s) whose curves were ok but blind' in done.stdout
+    for env, rc in (({'OMB_SIDE_BY_SIDE_AGAIN': '0'}, '0'), ({}, '1')):
+        box.log.unlink()
+        for seen in (tmp_path / 'results').glob('*.seen'):
+            seen.unlink()
+        box.run('bash scripts/upgrade.sh side-by-side sys ompi-4 ompi-5', STANDIN_RC=rc, **env)
+        assert [c.split()[0] for c in box.calls()] == ['cluster-ci.sh', 'cluster-ci.sh',
+                                                       'omb-review']
+
+
 def test_side_by_side_runs_half_its_pairs_with_the_environments_reversed(tmp_path):
     """``upgrade.sh side-by-side``: 12 pairs as 6 in the site's configured order, then 6 with
     reframe/config/reversed_environs.py layered after the site's configuration (its own -C

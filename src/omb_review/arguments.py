@@ -173,6 +173,11 @@ def parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--min-pairs", type=int, default=Rule.min_pairs, metavar="N",
                       help="pairs of launches a curve needs to be judged (%(default)s)")
     cmp_.add_argument("--json", type=Path, help="also write each curve's verdict here")
+    cmp_.add_argument("--again", type=Path, metavar="FILE",
+                      help="write here the ReFrame name patterns (-n, one a line; empty: none) "
+                      "of the tests of the blind curves: ok, but at their noise the rule would "
+                      f"not have found {Rule.blind_factor:g} times the threshold; scripts/"
+                      "upgrade.sh side-by-side runs them again")
     base = sub.add_parser("baseline", help="derive ReFrame reference values (YAML)",
                           description="Reference values per series from a stable window.")
     _common(base)

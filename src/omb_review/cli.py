@@ -185,6 +185,7 @@ def cmd_results_dir(args) -> int:
 
 def cmd_compare(args) -> int:
     import json
+    import re
 
     from omb_review.judge import side_by_side as sbs
 
@@ -220,11 +221,25 @@ def cmd_compare(args) -> int:
               f"{args.after} ran OSU with different counts (-x/-i, each chosen from its own "
               "history); run both with the same: -S iterations_from_history=0 (scripts/"
               "upgrade.sh side-by-side does), or one --mode", file=sys.stderr)
+    blind = [c for c in curves if c.blind]
+    if blind:
+        see = rule.blind_factor * 100
+        print(f"omb-review compare: {len(blind)} curve(s) ok but blind: at their noise a change "
+              f"of {see * rule.threshold:.0f} % ({see * rule.limit('MB/s'):.0f} % bandwidth) "
+              "would not have been found: " + "; ".join(
+                  f"{c.label} ({c.n_pairs} pairs)" for c in blind[:6])
+              + (f" and {len(blind) - 6} more" if len(blind) > 6 else "")
+              + ": run their tests again beside these sessions (more pairs; --again FILE "
+              "writes their -n patterns; scripts/upgrade.sh side-by-side does)", file=sys.stderr)
+    if args.again:
+        patterns = sorted({"^" + re.escape(n.replace(" ", "")) + "$"
+                           for c in blind for n in c.names})
+        args.again.write_text("".join(f"{p}\n" for p in patterns))
     if args.json:
         args.json.write_text(json.dumps([
             {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
              "couples": c.couples, "sizes": c.sizes_moved, "ratio": c.change, "p": c.p,
-             "alone": c.alone or None}
+             "alone": c.alone or None, "blind": c.blind, "tests": sorted(c.names)}
             for c in curves], indent=1))
     if counts[sbs.REGRESSION]:
         return 1

@@ -296,3 +296,24 @@ def test_real_twins_whose_max_latency_moved_alone_pass_and_say_it(capsys, monkey
     out = capsys.readouterr().out
     assert "ALONE local:default osu_bcast" in out and "max_latency [us] 1 B to 8 B" in out
     assert "0 regression" in out and "moved alone" in out
+
+
+def test_a_curve_too_noisy_to_have_shown_twice_the_threshold_is_blind(tmp_path, capsys,
+                                                                     monkeypatch):
+    """ok at 5 % launch noise sees +20 % over 3 sizes; at 80 % (lognormal sigma) it could not
+    have: blind, and --again writes the -n pattern of its test (its name without spaces)."""
+    quiet = _frame({}, pairs=12)
+    assert not _judged(quiet).blind
+    rng = np.random.default_rng(7)
+    noisy = quiet.with_columns(pl.col("value") * pl.Series(rng.lognormal(0, 0.8, quiet.height)),
+                               display_name=pl.lit("OsuPt2Pt %benchmark=osu_latency %x=1"))
+    curve = _judged(noisy)
+    assert curve.status == sbs.OK and curve.blind
+    assert curve.names == {"OsuPt2Pt %benchmark=osu_latency %x=1"}
+    monkeypatch.setattr(cli, "_load", lambda args: type("D", (), {"frame": noisy})())
+    again = tmp_path / "again.txt"
+    assert cli.main(["compare", str(tmp_path), "--before", "old", "--after", "new",
+                     "--again", str(again), "--json", str(tmp_path / "v.json")]) == 0
+    assert again.read_text() == "^OsuPt2Pt%benchmark=osu_latency%x=1$\n"
+    assert "1 curve(s) ok but blind" in capsys.readouterr().err
+    assert json.loads((tmp_path / "v.json").read_text())[0]["blind"] is True

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -88,6 +88,11 @@ class Rule:
     #: A secondary figure (not the catalogue's headline) stands alone only when it moved by
     #: this many times the threshold; else only beside its headline figure.
     alone_factor: float = 2.0
+    #: An ``ok`` curve is *blind* when the rule would not have found a change of this many
+    #: thresholds over all its sizes at its pairs (its noise): worth more pairs.
+    blind_factor: float = 2.0
+    #: ... over any run of this many adjacent sizes (a regression of a range of sizes).
+    blind_sizes: int = 3
 
     def limit(self, unit: str) -> float:
         """The threshold for a variable of ``unit``."""
@@ -115,6 +120,10 @@ class Curve:
     couples: int = 0             # judged as couples of both orders (judge() sets it)
     #: A secondary figure that moved while its headline figure did not: kept as ``ok``.
     alone: str = ""
+    #: ``ok``, but its pairs could not have shown a change of ``blind_factor`` thresholds.
+    blind: bool = False
+    #: The ReFrame test cases (display names) whose launches the curve pairs.
+    names: set[str] = field(default_factory=set)
 
     @property
     def label(self) -> str:
@@ -142,6 +151,7 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
     launches: dict[tuple, dict[str, list[Launch]]] = defaultdict(
         lambda: defaultdict(list))
     keys_of: dict[tuple, dict] = {}
+    names: dict[tuple, set[str]] = defaultdict(set)
     for row in frame.sort("time", maintain_order=True).iter_rows(named=True):
         sign = worse_when(row["unit"])
         if not sign:
@@ -153,6 +163,8 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
                counts(row.get("iterations_large"), row.get("warmup_large")))
         launches[(curve, row["size"], row["session_id"])][str(row["environ"])].append(
             Launch(math.log(row["value"]) * sign, busy, row["time"], ran))
+        if row.get("display_name"):
+            names[(curve, row["size"], row["session_id"])].add(str(row["display_name"]))
     votes: dict[str, int] = defaultdict(int)   # > 0: the after side launched first
     for (_curve, _size, session), sides in launches.items():
         for b, a in zip(sides[before], sides[after], strict=False):
@@ -163,6 +175,7 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
         if n == 0:
             continue
         c = curves.setdefault(curve, Curve(keys_of[curve], []))
+        c.names.update(names[(curve, size, session)])
         pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
         like = [(b, a) for b, a in pairs if b.counts == a.counts]
         quiet = [a.value - b.value for b, a in like if not (b.busy or a.busy)]
@@ -203,29 +216,53 @@ def _judge_run(c: Curve, sizes: list, rule: Rule) -> tuple[str, float, float]:
     return OK, math.exp(middle), 1.0
 
 
+def _judge_one(c: Curve, rule: Rule) -> None:
+    """One curve's status by the rule, alone (no headline rule), in place."""
+    if c.n_pairs < rule.min_pairs:
+        c.status = INSUFFICIENT
+        return
+    c.couples = min(c.orders())
+    if c.couples < rule.min_couples:
+        c.couples = 0
+    need = min(rule.min_sizes, len(c.sizes))
+    found: dict[str, tuple] = {}
+    for start in range(len(c.sizes) - need + 1):
+        sizes = c.sizes[start:start + need]
+        status, change, p = _judge_run(c, sizes, rule)
+        best = found.get(status)
+        if best is None or abs(math.log(change)) > abs(math.log(best[1])):
+            found[status] = (sizes, change, p)
+    for status in (REGRESSION, IMPROVEMENT, OK):
+        if status in found:
+            c.status = status
+            c.sizes_moved, c.change, c.p = found[status]
+            break
+
+
+def sees(c: Curve, rule: Rule) -> bool:
+    """Whether the rule, at this curve's pairs, would have found a change of ``blind_factor``
+    times the threshold over any ``blind_sizes`` adjacent sizes (added to the new side's
+    launches of those sizes; all sizes where the curve has fewer)."""
+    step = math.log1p(rule.blind_factor * rule.limit(c.keys["unit"]))
+    width = min(rule.blind_sizes, len(c.sizes))
+    for start in range(len(c.sizes) - width + 1):
+        stepped = set(c.sizes[start:start + width])
+        moved = replace(c, pairs={s: [v + step * (s in stepped) for v in values]
+                                  for s, values in c.pairs.items()},
+                        status=OK, sizes_moved=[], change=1.0, p=1.0, couples=0, alone="")
+        _judge_one(moved, rule)
+        if moved.status != REGRESSION:
+            return False
+    return True
+
+
 def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
     """Each curve's status by the rule (see module); the curves, judged in place."""
     for c in curves:
-        if c.n_pairs < rule.min_pairs:
-            c.status = INSUFFICIENT
-            continue
-        c.couples = min(c.orders())
-        if c.couples < rule.min_couples:
-            c.couples = 0
-        need = min(rule.min_sizes, len(c.sizes))
-        found: dict[str, tuple] = {}
-        for start in range(len(c.sizes) - need + 1):
-            sizes = c.sizes[start:start + need]
-            status, change, p = _judge_run(c, sizes, rule)
-            best = found.get(status)
-            if best is None or abs(math.log(change)) > abs(math.log(best[1])):
-                found[status] = (sizes, change, p)
-        for status in (REGRESSION, IMPROVEMENT, OK):
-            if status in found:
-                c.status = status
-                c.sizes_moved, c.change, c.p = found[status]
-                break
+        _judge_one(c, rule)
     _beside_headline(curves, rule)
+    for c in curves:
+        c.blind = c.status == OK and not c.alone and stands_alone(c) and not sees(c, rule)
     return curves
 
 
