@@ -174,12 +174,15 @@ def main(argv: list[str] | None = None) -> int:
                             alpha=args.alpha, min_sizes=args.min_sizes, min_pairs=k,
                             alone_factor=args.alone_factor,
                             min_couples=k + 1 if args.pairs_only else sbs.Rule.min_couples)
-            verdicts = [judged(g, k, rule, args.again) for g in groups]
+            # a comparison none of whose curves has k quiet pairs judged nothing: not a pass
+            verdicts = [v for v in (judged(g, k, rule, args.again) for g in groups) if v]
             failed = sum(any(c.status == sbs.REGRESSION for c in v) for v in verdicts)
             flagged = sum(c.status == sbs.REGRESSION for v in verdicts for c in v)
             curves = sum(len(v) for v in verdicts)
-            line = (f'  {k} pairs: comparisons failed {failed}/{len(groups)}, curves flagged '
-                    f'{flagged}/{curves}')
+            unjudged = len(groups) - len(verdicts)
+            line = (f'  {k} pairs: comparisons failed {failed}/{len(verdicts)}'
+                    + (f' ({unjudged} not judged: no curve with {k} quiet pairs)'
+                       if unjudged else '') + f', curves flagged {flagged}/{curves}')
             if label == 'aa':
                 for kind, factor in STEPS:
                     hit, n = injected(groups, k, rule, kind, factor, args.step_sizes,
