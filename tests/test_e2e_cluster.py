@@ -154,6 +154,9 @@ def test_node_failure_fails_the_check_naming_the_node_and_retry_passes(cluster, 
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         _wait_for_running_job(env, nodes=2)
+        # the job is RUNNING once allocated, before srun has its task on node2: killed then
+        # (slurmd alone), srun retried the launch after node2 came back and the job passed
+        _wait_for_job_processes(env, 'node2')
         subprocess.run([str(REPO / 'tests/cluster/kill-node'), 'node2', '--wait'],
                        check=True, timeout=120)
         _wait_for_no_running_job(env)          # the first attempt has failed
@@ -191,6 +194,19 @@ def _wait_for_running_job(env, nodes: int, timeout: float = 120) -> None:
             return
         time.sleep(1)
     raise AssertionError(f'no {nodes}-node job started within {timeout}s')
+
+
+def _wait_for_job_processes(env, node: str, timeout: float = 60) -> None:
+    """Wait until ``node`` runs more than its slurmd (the job's step and task)."""
+    count = (f'source {REPO}/tests/cluster/common.sh; node_pids {node} | wc -w')
+    end = time.time() + timeout
+    while time.time() < end:
+        res = subprocess.run(['bash', '-c', count], env=env, capture_output=True, text=True,
+                             timeout=30)
+        if res.stdout.strip().isdigit() and int(res.stdout) > 1:
+            return
+        time.sleep(1)
+    raise AssertionError(f'no job process on {node} within {timeout}s: {res.stderr[-500:]}')
 
 
 def _wait_for_no_running_job(env, timeout: float = 150) -> None:

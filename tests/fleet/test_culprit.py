@@ -80,6 +80,21 @@ def test_one_slow_pair_of_three_is_a_link_not_a_node():
     assert [(f.kind, f.name) for f in verdict.findings] == [('link', 'node1-node2')]
 
 
+def test_one_slow_pair_of_a_node_slow_within_itself_is_that_node():
+    """A CI run's starved node2 (5 % of a core, tolerance 5): x22 with node4 only, fine with
+    node1 and node3 (the quota let them through), x4.3 within itself: the node, not a link.
+    The same slow pair beside a node fine within itself stays a link."""
+    pairs = {('node1', 'node2'): 10.44, ('node1', 'node3'): 10.72, ('node1', 'node4'): 9.21,
+             ('node2', 'node3'): 17.49, ('node3', 'node4'): 12.53, ('node2', 'node4'): 246.07}
+    own = {'node1': 0.59, 'node2': 2.43, 'node3': 0.52, 'node4': 0.54}
+    verdict = culprit.judge('osu_latency', pairs, intra=own, unit='us', tolerance=5.0)
+    assert [(f.kind, f.name) for f in verdict.findings] == [('node', 'node2')]
+    assert 'slow with 1 of 3 partners and within itself (x4.3)' in verdict.findings[0].why
+    fine = culprit.judge('osu_latency', pairs, intra={**own, 'node2': 0.6}, unit='us',
+                         tolerance=5.0)
+    assert [(f.kind, f.name) for f in fine.findings] == [('link', 'node2-node4')]
+
+
 def test_bandwidth_is_worse_when_lower():
     pairs = {p: 10_000.0 / (40 if 'node4' in p else 1) for p in combinations(NODES, 2)}
     verdict = culprit.judge('osu_bw', pairs, higher_is_worse=False, unit='MB/s')

@@ -11,7 +11,8 @@ figure that many times worse). Then, in this order, each explaining what it can:
 2. a **node** slow with most of its partners (more than ``NODE_SHARE`` of them, 2 at least:
    two slow pairs that share a node are that node, not two links), or whose
    own intra-node figure is slow (then the node itself: cores, memory; otherwise its
-   network: NIC, cable, port);
+   network: NIC, cable, port), or slow with one partner and within itself beyond the
+   square root of the tolerance (its own figure says the slow pair is the node's);
 3. a **link**: a pair that did not run while both its nodes ran with others (failed), or a
    slow pair whose two nodes are fine with their other partners.
 
@@ -30,7 +31,8 @@ from omb_suite.fleet.schedule import Pair, across
 
 #: A node is named when more than this share of its pairs (and 2 of them) is slow. A starved
 #: node is not slow with every partner: a CPU quota lets some pairs through (a 4-node CI run:
-#: node2 at 5 % of a core slow with 2 of its 3 partners, x27, and fine with the third).
+#: node2 at 5 % of a core slow with 2 of its 3 partners, x27, and fine with the third; in
+#: another, slow with 1 of 3, x22, and x4.3 within itself: named by its own figure).
 NODE_SHARE = 0.5
 #: Default: a figure twice as bad as the fleet's is slow.
 TOLERANCE = 2.0
@@ -166,10 +168,10 @@ def judge(benchmark: str, pairs: Mapping[Pair, float], *, intra: Mapping[str, fl
         own = intra.get(n)
         own_ratio = times(own, intra_base) if intra_base and own is not None else 1.0
         own_slow = own_ratio > tolerance
-        if own_slow or (len(bad) >= 2 and len(bad) > NODE_SHARE * len(mine)):
-            # slower within itself too (beyond the square root of the tolerance): the node
-            # itself, not only its network
-            itself = own_ratio > math.sqrt(tolerance)
+        # slower within itself too (beyond the square root of the tolerance): the node
+        # itself, not only its network
+        itself = own_ratio > math.sqrt(tolerance)
+        if own_slow or (len(bad) >= 2 and len(bad) > NODE_SHARE * len(mine)) or (bad and itself):
             why = (f'slow within itself (cores, memory); slow with {len(bad)} of {len(mine)} '
                    f'partners') if own_slow else (f'slow with {len(bad)} of {len(mine)} '
                                                   f'partners and within itself '
