@@ -67,11 +67,9 @@ def first(c: sbs.Curve, k: int, step: float = 0.0, stepped: tuple = ()) -> sbs.C
     if any(order) and not all(order):
         keep = ([i for i, f in enumerate(order) if not f][:(k + 1) // 2]
                 + [i for i, f in enumerate(order) if f][:k // 2])
-    pairs = {s: [v[i] + (step if s in stepped else 0.0) for i in keep if i < len(v)]
-             for s, v in c.pairs.items()}
+    pairs = {s: [v[i] for i in keep if i < len(v)] for s, v in c.pairs.items()}
     after_first = {s: [v[i] for i in keep if i < len(v)] for s, v in c.after_first.items()}
-    return replace(c, pairs=pairs, after_first=after_first, status=sbs.OK, sizes_moved=[],
-                   change=1.0, p=1.0)
+    return sbs.stepped(replace(c, pairs=pairs, after_first=after_first), step, set(stepped))
 
 
 def order_effect(groups: list[list[sbs.Curve]]) -> str:

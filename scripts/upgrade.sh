@@ -118,13 +118,17 @@ case $step in
           "${mode[@]}" -p "^($old|$new)\$" --exec-policy serial --max-retries 0 \
           -S iterations_from_history=0 "${@:2}"
     }
+    # one round: the first half in the configured order, the second reversed
+    both_orders() {
+      half "$first" "$@" || run_rc=$?
+      if [ "$second" -gt 0 ]; then
+        echo "== side by side, the environments reversed (reframe/config/reversed_environs.py)"
+        OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
+            half "$second" "$@" || run_rc=$?
+      fi
+    }
     run_rc=0
-    half "$first" "$@" || run_rc=$?
-    if [ "$second" -gt 0 ]; then
-      echo "== side by side, the environments reversed (reframe/config/reversed_environs.py)"
-      OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
-          half "$second" "$@" || run_rc=$?
-    fi
+    both_orders "$@"
     compare() {
       echo "== omb-review compare ($new against $old, the launches since $start)"
       # shellcheck disable=SC2086
@@ -151,11 +155,7 @@ case $step in
       done
       echo "== side by side again: $(( ${#names[@]} / 2 )) test(s) whose curves were ok but" \
            "blind (compare above), $pairs more launches a side"
-      half "$first" ${kept[@]+"${kept[@]}"} "${names[@]}" || run_rc=$?
-      if [ "$second" -gt 0 ]; then
-        OMB_RFM_CONFIG="${OMB_RFM_CONFIG:-reframe/config/settings.py}:$PWD/reframe/config/reversed_environs.py" \
-            half "$second" ${kept[@]+"${kept[@]}"} "${names[@]}" || run_rc=$?
-      fi
+      both_orders ${kept[@]+"${kept[@]}"} "${names[@]}"
       compare
       gate_rc=$?
     fi

@@ -239,6 +239,15 @@ def _judge_one(c: Curve, rule: Rule) -> None:
             break
 
 
+def stepped(c: Curve, step: float, sizes: set) -> Curve:
+    """The curve, unjudged, with ``step`` (oriented log) added to the pairs of ``sizes``: a
+    change of the new library at those sizes."""
+    return replace(c, pairs={s: [v + step * (s in sizes) for v in values]
+                             for s, values in c.pairs.items()},
+                   status=OK, sizes_moved=[], change=1.0, p=1.0, couples=0, alone="",
+                   blind=False)
+
+
 def sees(c: Curve, rule: Rule) -> bool:
     """Whether the rule, at this curve's pairs, would have found a change of ``blind_factor``
     times the threshold over any ``blind_sizes`` adjacent sizes (added to the new side's
@@ -246,10 +255,7 @@ def sees(c: Curve, rule: Rule) -> bool:
     step = math.log1p(rule.blind_factor * rule.limit(c.keys["unit"]))
     width = min(rule.blind_sizes, len(c.sizes))
     for start in range(len(c.sizes) - width + 1):
-        stepped = set(c.sizes[start:start + width])
-        moved = replace(c, pairs={s: [v + step * (s in stepped) for v in values]
-                                  for s, values in c.pairs.items()},
-                        status=OK, sizes_moved=[], change=1.0, p=1.0, couples=0, alone="")
+        moved = stepped(c, step, set(c.sizes[start:start + width]))
         _judge_one(moved, rule)
         if moved.status != REGRESSION:
             return False
