@@ -57,3 +57,11 @@ def test_a_scaled_prediction_scales_every_time():
     assert (big.seconds, big.startup_s, big.loop_s, big.ends) == (6.0, 2.0, 4.0,
                                                                   [(1, 3.0), (2, 6.0)])
     assert costmodel.scaled(pred, 1.0) is pred
+
+
+def test_a_benchmark_never_run_borrows_the_partitions_median_factor():
+    table = {('osu_latency', 2): 3.0, ('osu_bw', 2): 3.4, ('osu_bibw', 2): 2.6,
+             ('osu_alltoall', 8): 9.0}
+    assert costwall.borrowed(table, 2) == 3.0            # the same rank count's
+    assert costwall.borrowed(table, 4) == pytest.approx(3.2)   # no 4: every rank count's
+    assert costwall.borrowed({}, 2) is None              # no report: the model alone

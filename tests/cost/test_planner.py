@@ -75,6 +75,23 @@ def test_earlier_wall_times_scale_the_declared_prediction():
         2 * planner.base_prediction(Counts()).seconds)
 
 
+def test_a_program_never_run_borrows_the_partitions_factor_but_not_for_a_shorter_limit():
+    planner = Planner(facts())
+    base = planner.base_prediction(Counts()).seconds
+    slow = {('osu_bw', 2): 3.0, ('osu_bibw', 2): 3.4, ('osu_alltoall', 8): 0.5}
+    assert planner.wall_prediction(Counts(), slow).seconds == pytest.approx(3.2 * base)
+    assert planner.limit_prediction(Counts(), slow).seconds == pytest.approx(3.2 * base)
+    fast = {('osu_bw', 2): 0.5}                   # local's model over-predicts: 0.56-0.69
+    assert planner.wall_prediction(Counts(), fast).seconds == pytest.approx(0.5 * base)
+    assert planner.limit_prediction(Counts(), fast) == planner.prediction(Counts())
+    own = {('osu_latency', 2): 0.5}               # its own runs: the limit follows them
+    assert planner.limit_prediction(Counts(), own).seconds == pytest.approx(0.5 * base)
+    corrected = dataclasses.replace(
+        DECLARED, corrections={('osu_latency', 2, 'intra_socket'): [(1, 1.0)]}, fitted=True)
+    fitted = Planner(facts(model=corrected))      # its perflogs corrected the model already
+    assert fitted.wall_prediction(Counts(), slow) == fitted.prediction(Counts())
+
+
 def test_no_limit_from_the_built_in_defaults_unless_asked():
     planner = Planner(facts())
     pred = planner.prediction(Counts())

@@ -98,13 +98,16 @@ def test_a_listing_predicts_what_a_dry_run_of_the_same_selection_predicts(tmp_pa
          'osu_root': str(osu), 'osu_version': '7.3', 'path': ['/opt/mpich/bin'],
          'source': 'system'}])
     shutil.copytree(REAL_PERFLOGS, tmp_path / 'results' / 'local' / 'default')
-    # an earlier run report: osu_alltoall at 2 ranks took 40 x its model (omb_suite.cost.wall)
+    # an earlier run report: osu_alltoall at 2 ranks took 40 x its model, three other programs
+    # what the model said, which programs never run borrow (omb_suite.cost.wall)
     (tmp_path / 'results' / 'reports').mkdir()
     (tmp_path / 'results' / 'reports' / 'run-report-1.json').write_text(json.dumps(
         {'session_info': {'cmdline': 'reframe -r'}, 'runs': [{'testcases': [
             {'result': 'pass', 'system': 'local', 'partition': 'default',
-             'environ': 'spack-openmpi', 'benchmark': 'osu_alltoall', 'num_tasks': 2,
-             'model_s': 1.0, 'time_run': 40.0}]}]}))
+             'environ': 'spack-openmpi', 'benchmark': benchmark, 'num_tasks': 2,
+             'model_s': 1.0, 'time_run': took}
+            for benchmark, took in [('osu_alltoall', 40.0), ('osu_latency', 1.0),
+                                    ('osu_bw', 1.0), ('osu_mbw_mr', 1.0)]]}]}))
     listed = run_reframe(tmp_path, '--system', system, '-l', registry=registry)
     assert listed.returncode == 0, listed.stdout[-3000:] + listed.stderr[-3000:]
     assert not (tmp_path / 'rfm' / 'stage').exists()

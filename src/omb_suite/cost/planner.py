@@ -129,12 +129,29 @@ class Planner:
     def wall_prediction(self, counts: Counts, walls: costwall.WallFactors
                         ) -> costmodel.Prediction:
         """Where earlier runs measured this program (``walls``: at this or other scales),
-        the base prediction times their wall time against it; else the fitted model's."""
+        the base prediction times their wall time against it; where they measured only other
+        programs of the partition, the base prediction times their median factor
+        (:func:`~omb_suite.cost.wall.borrowed`), unless the fitted model has this program's
+        perflogs to correct it with; else the fitted model's."""
         f = self.facts
-        if not any(b == f.benchmark for b, _ in walls):
+        if any(b == f.benchmark for b, _ in walls):
+            return costmodel.scaled(self.base_prediction(counts),
+                                    costwall.factor(walls, f.benchmark, f.shape.ranks))
+        borrowed = costwall.borrowed(walls, f.shape.ranks)
+        if borrowed is None or any(key[0] == f.benchmark for key in f.model.corrections):
             return self.prediction(counts)
-        return costmodel.scaled(self.base_prediction(counts),
-                                costwall.factor(walls, f.benchmark, f.shape.ranks))
+        return costmodel.scaled(self.base_prediction(counts), borrowed)
+
+    def limit_prediction(self, counts: Counts, walls: costwall.WallFactors
+                         ) -> costmodel.Prediction:
+        """What the time limit is drawn from: the wall prediction where this program's own
+        runs gave it; where its factor is only borrowed from other programs, the larger of
+        that and the fitted model's (a borrowed factor below 1 must not cut a first run)."""
+        pred = self.wall_prediction(counts, walls)
+        if any(b == self.facts.benchmark for b, _ in walls):
+            return pred
+        fitted = self.prediction(counts)
+        return fitted if fitted.seconds > pred.seconds else pred
 
     def limit(self, prediction: costmodel.Prediction, multiple: float | None,
               floor_s: int | None, *, asked: bool, hang: Callable[[], bool],

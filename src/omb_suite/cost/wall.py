@@ -7,8 +7,9 @@ launch, ranks sharing cores. ReFrame's run reports (``<results>/reports/*.json``
 every run) hold each test's measured ``time_run`` beside the model's own ``model_s``; their
 ratio per benchmark and rank count, median over the newest reports of the partition and
 environment, multiplies the next prediction. A rank count never run takes a log-linear fit
-over the rank counts run of the same benchmark (at most one doubling beyond them); a
-benchmark never run, 1.
+over the rank counts run of the same benchmark (at most one doubling beyond them). A
+benchmark never run borrows the partition's: the median factor of the other benchmarks at its
+rank count, else at every rank count (:func:`borrowed`); a partition with no report, 1.
 """
 
 from __future__ import annotations
@@ -80,3 +81,15 @@ def factor(table: WallFactors, benchmark: str, ranks: int) -> float:
     lo, hi = min(x for x, _ in points), max(x for x, _ in points)
     at = min(max(math.log2(max(ranks, 1)), lo - 1), hi + 1)
     return math.exp(my + slope * (at - mx))
+
+
+def borrowed(table: WallFactors, ranks: int) -> float | None:
+    """For a benchmark never run in this partition: the median factor of the benchmarks that
+    ran at this rank count, else of every benchmark at every rank count (what the partition's
+    launches cost beyond the model: start-up, TCP over veths, ranks sharing cores, whatever the
+    program); None with no report. The mini-cluster's first runs took 3x the built-in model,
+    ``local``'s 0.6x: a partition-wide factor is most of what one program's history adds."""
+    if not table:
+        return None
+    same = [f for (_, r), f in table.items() if r == ranks]
+    return statistics.median(same or table.values())

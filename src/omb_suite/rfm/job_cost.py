@@ -234,14 +234,14 @@ class ScaleAware(rfm.RegressionTestPlugin):
     @run_before('run')
     def limit_from_prediction(self):
         """The limit from the prediction (:meth:`Planner.limit`); ``timeout`` enforces it."""
-        planner, counts = self.planner(), self.counts()
-        pred = self._wall_prediction = planner.wall_prediction(
-            counts, earlier_runs.wall_factors(self))
+        planner, counts, walls = self.planner(), self.counts(), earlier_runs.wall_factors(self)
+        pred = planner.wall_prediction(counts, walls)
+        self._wall_prediction = planner.limit_prediction(counts, walls)
         self.model_s = round(planner.base_prediction(counts).seconds, 3)
         self.predicted_s = round(pred.seconds, 2)
         rule = self.current_partition.extras.get('time_limits') or {}
         limit: Limit = planner.limit(
-            pred, self.limit_multiple or rule.get('multiple'),
+            self._wall_prediction, self.limit_multiple or rule.get('multiple'),
             self.limit_floor_s or rule.get('floor_s'),
             asked=bool(self.limit_multiple or self.limit_floor_s),
             hang=lambda: bool(self.hang_after_result()), reframe_limit_s=self.reframe_limit_s)
