@@ -56,12 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv[:cut])
     args.selection = argv[cut + 1:]
     configs = args.configs or [str(REPO / 'reframe/config/settings.py')]
-    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / 'reports').mkdir(parents=True, exist_ok=True)
     env = {**os.environ, 'OMB_RESULTS_DIR': str(args.out.resolve())}
     rows, ran = [], Counter()
     for i in range(1, args.sessions + 1):
-        # one report per session for good: the campaign's memory is its run reports
-        report = args.out / f'{args.campaign}-session-{i}.json'
+        # one report per session for good: the campaign's memory is its run reports, and the
+        # wall factors of the next predictions are read from <results>/reports
+        report = args.out / 'reports' / f'{args.campaign}-session-{i}.json'
         if report.exists():
             print(f'{report} exists: a new --campaign name, or a new OUT', file=sys.stderr)
             return 2
