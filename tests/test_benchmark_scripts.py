@@ -37,6 +37,7 @@ WITHOUT_OSU = [
     ('gate_operating.py', ['--quick', *GATE_SETS], 'nightly A/A: false alarms'),
     ('interleaved_gate.py', [SIDE_BY_SIDE, '--pair', 'ab-a:ab-b:aa', '--pair',
                              'ab-a:ab-nosc:regression', '--pairs', '6'], '6 pairs: comparisons'),
+    ('launch_modes.py', [SIDE_BY_SIDE, '-e', 'ab-a', '-e', 'ab-b'], 'sizes of headline figures'),
 ]
 WITH_OSU = [
     ('scale_costs.py', ['collectives', '--ranks', '2,4'], 'median error'),

@@ -172,6 +172,12 @@ def parser() -> argparse.ArgumentParser:
                       help="adjacent message sizes judged as one (%(default)s)")
     cmp_.add_argument("--min-pairs", type=int, default=Rule.min_pairs, metavar="N",
                       help="pairs of launches a curve needs to be judged (%(default)s)")
+    cmp_.add_argument("--couples", action="store_true",
+                      help="judge couples of pairs launched in both orders (an order effect "
+                      "cancels; 6 couples reach p 1/64 only), not the pairs")
+    cmp_.add_argument("--mode-gap", type=float, default=Rule.mode_gap, metavar="X",
+                      help="a size whose launches fall in two modes X times apart or more "
+                      "leaves out the pairs split between them (%(default)s; 0: no mode rule)")
     cmp_.add_argument("--json", type=Path, help="also write each curve's verdict here")
     cmp_.add_argument("--again", type=Path, metavar="FILE",
                       help="write here the ReFrame name patterns (-n, one a line; empty: none) "

@@ -201,7 +201,8 @@ def cmd_compare(args) -> int:
                          f"present: {', '.join(present) or 'none'}")
     rule = sbs.Rule(threshold=args.threshold, bandwidth_threshold=args.bandwidth_threshold,
                     alpha=args.alpha, min_sizes=args.min_sizes,
-                    min_pairs=args.min_pairs)
+                    min_pairs=args.min_pairs, mode_gap=args.mode_gap or None,
+                    by_couples=args.couples)
     curves = sbs.judge(sbs.pair_curves(frame, args.before, args.after), rule)
     counts = {s: sum(c.status == s for c in curves) for s in
               (sbs.REGRESSION, sbs.IMPROVEMENT, sbs.OK, sbs.INSUFFICIENT)}
@@ -211,16 +212,29 @@ def cmd_compare(args) -> int:
     alone = sum(bool(c.alone) for c in curves)
     busy = max((c.busy_pairs for c in curves), default=0)
     mixed = max((c.mixed_pairs for c in curves), default=0)
+    bimodal = [c for c in curves if c.bimodal]
+    split = max((c.split_pairs for c in curves), default=0)
     print(f"{args.before} -> {args.after}: {len(curves)} curves measured by both: "
           + ", ".join(f"{n} {s}" for s, n in counts.items())
           + (f" ({alone} of the ok moved alone: a secondary figure beside its unchanged "
              "headline)" if alone else "")
-          + (f"; up to {busy} pairs a curve left out (a launch on a busy node)" if busy else ""))
+          + (f"; up to {busy} pairs a curve left out (a launch on a busy node)" if busy else "")
+          + (f"; {len(bimodal)} curve(s) with launches in two modes (x{rule.mode_gap} or "
+             f"more apart), up to {split} pairs a size left out there (its two launches in "
+             "different modes)" if bimodal else ""))
     if mixed:
         print(f"omb-review compare: up to {mixed} pairs a curve left out: {args.before} and "
               f"{args.after} ran OSU with different counts (-x/-i, each chosen from its own "
               "history); run both with the same: -S iterations_from_history=0 (scripts/"
               "upgrade.sh side-by-side does), or one --mode", file=sys.stderr)
+    ordered = [c for c in curves if c.order_moved and not c.couples]
+    if ordered:
+        print(f"omb-review compare: on {len(ordered)} curve(s) the pairs with {args.after} "
+              f"launched first differ from those with it second (the order moves them: "
+              + "; ".join(c.label for c in ordered[:3])
+              + (f" and {len(ordered) - 3} more" if len(ordered) > 3 else "")
+              + "): judged as pairs, where the order adds spread; --couples judges couples "
+              "of both orders, in which it cancels", file=sys.stderr)
     blind = [c for c in curves if c.blind]
     if blind:
         see = rule.blind_factor * 100
@@ -239,7 +253,9 @@ def cmd_compare(args) -> int:
         args.json.write_text(json.dumps([
             {"curve": c.label, "unit": c.keys["unit"], "status": c.status, "pairs": c.n_pairs,
              "couples": c.couples, "sizes": c.sizes_moved, "ratio": c.change, "p": c.p,
-             "alone": c.alone or None, "blind": c.blind, "tests": sorted(c.names)}
+             "alone": c.alone or None, "blind": c.blind, "tests": sorted(c.names),
+             "bimodal": c.bimodal, "split_pairs": c.split_pairs,
+             "order_moved": c.order_moved}
             for c in curves], indent=1))
     if counts[sbs.REGRESSION]:
         return 1

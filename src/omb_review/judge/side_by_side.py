@@ -30,28 +30,38 @@ threshold). Otherwise the figure is kept as ``ok`` and counted as *moved alone* 
 sessions two of the three false alarms were a collective's ``min_latency`` or
 ``max_latency`` alone, +15 % and -10 %, docs/dev/gate.md).
 
+**Launch modes**: on some days a launch lands, whole, in a fast or a slow mode (this VM's
+mornings: ``osu_reduce`` 64 KiB 33 or 83 us, launch by launch, on one library), and a pair's
+ratio is then which mode each launch drew. A size whose launches (both sides pooled) split in
+two modes ``mode_gap`` times apart or more (:func:`mode_cut`) leaves out the pairs whose two
+launches landed in different modes, unless the two sides' shares of the slow mode differ
+(Fisher's exact test at ``mode_alpha``: the library moved between the modes, and every pair
+counts). A run with too few pairs left for the test to reach ``alpha`` is not judged.
+
 **Both orders** (a crossover): the launch that comes second can be faster (measured on `local`,
 docs/dev/gate.md), so ``scripts/upgrade.sh side-by-side`` runs half its pairs with the
-environments in the configured order and half reversed (``reframe/config/reversed_environs.py``).
-Where a curve has ``min_couples`` pairs launched in each order, the k-th pair of one order and
-the k-th of the other are averaged into a *couple*, in which an order effect cancels, and the
-rule above is applied to the couples (with fewer than 5, an exact test cannot reach ``alpha``
-0.05). With fewer in one order (a retried launch, busy pairs left out) the pairs are judged as
-pairs. Measured on real
-sessions, with the false alarms and the power per number of pairs:
+environments in the configured order and half reversed (``reframe/config/reversed_environs.py``);
+an order effect then adds spread to the pairs, not a bias. The pairs are judged as pairs (12
+pairs reach p 1/4096; at ``alpha`` 0.02 a run needs 6 of them at least); a curve whose order
+moved it (:func:`order_effect`) is said. With ``by_couples`` (``compare --couples``), where a
+curve has ``min_couples`` pairs launched in each order, the k-th pair of one order and the
+k-th of the other are averaged into a *couple*, in which an order effect cancels, and the rule
+is applied to the couples (6 couples reach p 1/64 only).
+Measured on real sessions, with the false alarms and the power per number of pairs:
 ``benchmarks/interleaved_gate.py``, docs/dev/gate.md.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
 import polars as pl
-from scipy.stats import wilcoxon
+from scipy.stats import fisher_exact, mannwhitneyu, wilcoxon
 
 from omb_review.judge.findings import size_text
 from omb_review.read.series import counts, curve_label, with_size, worse_when
@@ -80,9 +90,14 @@ class Rule:
     threshold: float = 0.10
     #: For variables larger-is-better (bandwidth, message rate); None: ``threshold``.
     bandwidth_threshold: float | None = None
-    alpha: float = 0.05
+    alpha: float = 0.02
     min_sizes: int = 2
     min_pairs: int = 6
+    #: Judge couples of pairs launched in both orders (an order effect cancels), not pairs.
+    by_couples: bool = False
+    #: A curve whose pairs of one order differ from the other's at this p is said (not judged
+    #: otherwise: see :func:`order_effect`).
+    order_alpha: float = 0.01
     #: Couples of pairs launched in both orders (2**-5 = 0.031 is the smallest p of 5).
     min_couples: int = 5
     #: A secondary figure (not the catalogue's headline) stands alone only when it moved by
@@ -93,6 +108,21 @@ class Rule:
     blind_factor: float = 2.0
     #: ... over any run of this many adjacent sizes (a regression of a range of sizes).
     blind_sizes: int = 3
+    #: Launch modes: a size whose launches (both sides, every session) fall in two groups at
+    #: least ``mode_gap`` times apart, the smaller holding ``mode_share`` of them or more, the
+    #: groups ``mode_separation`` of the variance (:func:`mode_cut`), is *bimodal*; there a
+    #: pair whose two launches landed in different modes is left out (its ratio is the
+    #: machine's mode, not the library), unless the sides' shares of the slow mode differ by
+    #: Fisher's exact test at ``mode_alpha`` (then the mode is the library's, and every pair
+    #: counts). ``mode_gap`` None: no mode rule.
+    #: alpha shared by the comparison (Bonferroni over the runs of sizes of its headline
+    #: curves with enough pairs), each curve judged as pairs (the smallest p of 12 pairs is
+    #: 1/4096; of 6 couples 1/64, which cannot reach a shared alpha).
+    family_wise: bool = False
+    mode_gap: float | None = 1.5
+    mode_share: float = 0.1
+    mode_separation: float = 0.8
+    mode_alpha: float = 0.01
 
     def limit(self, unit: str) -> float:
         """The threshold for a variable of ``unit``."""
@@ -124,6 +154,16 @@ class Curve:
     blind: bool = False
     #: The ReFrame test cases (display names) whose launches the curve pairs.
     names: set[str] = field(default_factory=set)
+    #: Per size, each pair's two launches (before, after), oriented logs: the launch modes.
+    launches: dict[int | None, list[tuple[float, float]]] = field(default_factory=dict)
+    #: Per size, whether each pair's launches landed in different modes (judge() sets it).
+    split: dict[int | None, list[bool]] = field(default_factory=dict)
+    #: Sizes found bimodal, and the pairs left out there (launches in different modes).
+    bimodal: list[int | None] = field(default_factory=list)
+    split_pairs: int = 0
+    #: The pairs of one order differ from the other's (:func:`order_effect`): said, and what
+    #: ``by_couples`` is for.
+    order_moved: bool = False
 
     @property
     def label(self) -> str:
@@ -178,8 +218,10 @@ def pair_curves(frame: pl.DataFrame, before: str, after: str) -> list[Curve]:
         c.names.update(names[(curve, size, session)])
         pairs = list(zip(sides[before][:n], sides[after][:n], strict=True))
         like = [(b, a) for b, a in pairs if b.counts == a.counts]
-        quiet = [a.value - b.value for b, a in like if not (b.busy or a.busy)]
+        kept = [(b.value, a.value) for b, a in like if not (b.busy or a.busy)]
+        quiet = [a - b for b, a in kept]
         c.pairs.setdefault(size, []).extend(quiet)
+        c.launches.setdefault(size, []).extend(kept)
         c.after_first.setdefault(size, []).extend([votes[session] > 0] * len(quiet))
         c.busy_pairs = max(c.busy_pairs, len(like) - len(quiet))
         c.mixed_pairs = max(c.mixed_pairs, len(pairs) - len(like))
@@ -198,18 +240,28 @@ def _judge_run(c: Curve, sizes: list, rule: Rule) -> tuple[str, float, float]:
     """(status, after/before, p) of one run of adjacent sizes."""
     n = min(len(c.pairs[s]) for s in sizes)
     rows = np.array([c.pairs[s][:n] for s in sizes])
-    if c.couples:
-        # a crossover: the k-th pair of each order averaged (an order effect cancels)
-        first = np.array(c.after_first[sizes[0]][:n], dtype=bool)
-        rows = (rows[:, ~first][:, :c.couples] + rows[:, first][:, :c.couples]) / 2
-    per_pair = rows.mean(axis=0)
+    for i, s in enumerate(sizes):         # a pair split between launch modes: left out
+        split = c.split.get(s, [])[:n]
+        rows[i, [k for k, gone in enumerate(split) if gone]] = np.nan
+    with warnings.catch_warnings():        # a pair or couple all split: NaN, left out below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if c.couples:
+            # a crossover: the k-th pair of each order averaged (an order effect cancels)
+            first = np.array(c.after_first[sizes[0]][:n], dtype=bool)
+            rows = np.nanmean(np.stack([rows[:, ~first][:, :c.couples],
+                                        rows[:, first][:, :c.couples]]), axis=0)
+        per_pair = np.nanmean(rows, axis=0) if rows.size else np.array([])
+        medians = [float(np.nanmedian(r)) if not np.isnan(r).all() else 0.0 for r in rows]
+    per_pair = per_pair[~np.isnan(per_pair)]
+    if 0.5 ** len(per_pair) > rule.alpha:
+        return OK, 1.0, 1.0      # too few pairs in one mode left for the test to reach alpha
     middle = float(np.median(per_pair))
     limit = math.log1p(rule.limit(c.keys["unit"]))
-    if middle >= limit and all(np.median(r) > 0 for r in rows):
+    if middle >= limit and all(m > 0 for m in medians):
         p = _p(per_pair, "greater")
         if p <= rule.alpha:
             return REGRESSION, math.exp(middle), p
-    if middle <= -limit and all(np.median(r) < 0 for r in rows):
+    if middle <= -limit and all(m < 0 for m in medians):
         p = _p(per_pair, "less")
         if p <= rule.alpha:
             return IMPROVEMENT, math.exp(middle), p
@@ -222,8 +274,10 @@ def _judge_one(c: Curve, rule: Rule) -> None:
         c.status = INSUFFICIENT
         return
     c.couples = min(c.orders())
-    if c.couples < rule.min_couples:
+    c.order_moved = c.couples >= rule.min_couples and order_effect(c, rule)
+    if c.couples < rule.min_couples or rule.family_wise or not rule.by_couples:
         c.couples = 0
+    modes(c, rule)
     need = min(rule.min_sizes, len(c.sizes))
     found: dict[str, tuple] = {}
     for start in range(len(c.sizes) - need + 1):
@@ -239,11 +293,77 @@ def _judge_one(c: Curve, rule: Rule) -> None:
             break
 
 
+def order_effect(c: Curve, rule: Rule) -> bool:
+    """Whether the pairs with the new library launched first differ from those with it
+    launched second (two-sided Mann-Whitney over each pair's mean over the sizes, at
+    ``rule.order_alpha``): the order moves the figure, which couples (``by_couples``) cancel.
+    Said, not acted on: chosen per curve, couples let 6 couples one way through on real A/A
+    sessions whose launch modes had made an order look real (docs/dev/gate.md)."""
+    n = c.n_pairs
+    first = np.array((c.after_first.get(c.sizes[0], []) if c.sizes else [])[:n], dtype=bool)
+    if len(first) != n or first.all() or not first.any():
+        return False
+    per_pair = np.array([c.pairs[s][:n] for s in c.sizes]).mean(axis=0)
+    return bool(mannwhitneyu(per_pair[first], per_pair[~first]).pvalue <= rule.order_alpha)
+
+
+def mode_cut(values: list[float], rule: Rule) -> float | None:
+    """Where launches (oriented logs) split in two modes, or None when they are one mode (or
+    no mode rule): cut in two where the groups differ most (Otsu: the largest between-group
+    variance), they are two modes when that variance is ``rule.mode_separation`` of the whole
+    or more (a normal noise cut in two gives 0.64), their medians ``rule.mode_gap`` times apart
+    or more, and the smaller group holds ``rule.mode_share`` of the launches or more."""
+    if rule.mode_gap is None or len(values) < 4:
+        return None
+    x = np.sort(np.asarray(values, dtype=float))
+    n = len(x)
+    total = float(x.var())
+    if total <= 0:
+        return None
+    k = np.arange(1, n)
+    sums = np.cumsum(x)[:-1]
+    low_mean, high_mean = sums / k, (x.sum() - sums) / (n - k)
+    between = (k / n) * (1 - k / n) * (high_mean - low_mean) ** 2
+    below = int(np.argmax(between)) + 1
+    low, high = x[:below], x[below:]
+    if (between[below - 1] / total < rule.mode_separation
+            or float(np.median(high) - np.median(low)) < math.log(rule.mode_gap)
+            or min(below, n - below) < rule.mode_share * n):
+        return None
+    return float(x[below - 1] + x[below]) / 2
+
+
+def modes(c: Curve, rule: Rule) -> None:
+    """Each bimodal size's pairs split between launch modes (``Curve.split``), in place: the
+    launches of both sides pooled, cut at the widest gap of their sorted values (see
+    :class:`Rule`); a size whose sides differ in their share of the slow mode keeps every
+    pair (the library moved between modes)."""
+    c.split, c.bimodal, c.split_pairs = {}, [], 0
+    if rule.mode_gap is None:
+        return
+    for size, pairs in c.launches.items():
+        if len(pairs) < rule.min_pairs:
+            continue
+        cut = mode_cut([v for pair in pairs for v in pair], rule)
+        if cut is None:
+            continue
+        slow = [(b > cut, a > cut) for b, a in pairs]
+        before_slow, after_slow = sum(x for x, _ in slow), sum(y for _, y in slow)
+        table = [[before_slow, len(slow) - before_slow], [after_slow, len(slow) - after_slow]]
+        if fisher_exact(table).pvalue <= rule.mode_alpha:
+            continue
+        c.bimodal.append(size)
+        c.split[size] = [x != y for x, y in slow]
+        c.split_pairs = max(c.split_pairs, sum(c.split[size]))
+
+
 def stepped(c: Curve, step: float, sizes: set) -> Curve:
     """The curve, unjudged, with ``step`` (oriented log) added to the pairs of ``sizes``: a
     change of the new library at those sizes."""
     return replace(c, pairs={s: [v + step * (s in sizes) for v in values]
                              for s, values in c.pairs.items()},
+                   launches={s: [(b, a + step * (s in sizes)) for b, a in values]
+                             for s, values in c.launches.items()},
                    status=OK, sizes_moved=[], change=1.0, p=1.0, couples=0, alone="",
                    blind=False)
 
@@ -262,8 +382,20 @@ def sees(c: Curve, rule: Rule) -> bool:
     return True
 
 
-def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
-    """Each curve's status by the rule (see module); the curves, judged in place."""
+def family(curves: list[Curve], rule: Rule) -> int:
+    """The runs of sizes of a comparison's headline curves with enough pairs: what a
+    ``family_wise`` alpha is shared by."""
+    return sum(len(c.sizes) - min(rule.min_sizes, len(c.sizes)) + 1 for c in curves
+               if stands_alone(c) and c.n_pairs >= rule.min_pairs)
+
+
+def judge(curves: list[Curve], rule: Rule = Rule(), runs: int | None = None) -> list[Curve]:
+    """Each curve's status by the rule (see module); the curves, judged in place. ``runs``:
+    what a ``family_wise`` alpha is shared by, when the curves are part of a comparison
+    (default: :func:`family` of these curves)."""
+    if rule.family_wise:
+        rule = replace(rule, alpha=rule.alpha / max(1, family(curves, rule) if runs is None
+                                                    else runs))
     for c in curves:
         _judge_one(c, rule)
     _beside_headline(curves, rule)
