@@ -304,9 +304,9 @@ def test_side_by_side_runs_the_tests_of_blind_curves_again(tmp_path):
     calls = box.calls()
     assert [c.split()[0] for c in calls] == ['cluster-ci.sh', 'cluster-ci.sh', 'omb-review',
                                              'cluster-ci.sh', 'cluster-ci.sh', 'omb-review']
-    assert calls[0].endswith('-S iterations_from_history=0 -n X -E a == 1')
+    assert calls[0].endswith('-S iterations_from_history=0 -S enforce_references=0 -n X -E a == 1')
     assert calls[3] == calls[4] and calls[3].endswith(
-        '-S iterations_from_history=0 -E a == 1 -n ^A%x=1$ -n ^B$'), calls
+        '-S iterations_from_history=0 -S enforce_references=0 -E a == 1 -n ^A%x=1$ -n ^B$'), calls
     assert '2 test(s) whose curves were ok but blind' in done.stdout
     for env, rc in (({'OMB_SIDE_BY_SIDE_AGAIN': '0'}, '0'), ({}, '1')):
         box.log.unlink()
@@ -333,7 +333,7 @@ def test_side_by_side_runs_half_its_pairs_with_the_environments_reversed(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     calls = [c for c in box.calls() if c.startswith('cluster-ci.sh')]
     select = ("upgrade=side-by-side -p ^(ompi-4|ompi-5)$ --exec-policy serial --max-retries 0 "
-              "-S iterations_from_history=0 -n X")
+              "-S iterations_from_history=0 -S enforce_references=0 -n X")
     assert calls == [
         f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py mycluster:batch {select}',
         f'cluster-ci.sh reruns=5 config=site.py:reframe/config/modes.py:{tmp_path}/reframe/'
