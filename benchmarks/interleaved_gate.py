@@ -92,22 +92,19 @@ def order_effect(groups: list[list[sbs.Curve]]) -> str:
 
 
 def judged(group: list[sbs.Curve], k: int, rule: sbs.Rule, again: bool = False,
-           step: float = 0.0, stepped: tuple = (), runs: int | None = None
-           ) -> list[sbs.Curve]:
+           step: float = 0.0, stepped: tuple = ()) -> list[sbs.Curve]:
     """The group's curves with ``k`` pairs judged on their first ``k``; with ``again``, as
     ``scripts/upgrade.sh side-by-side`` does, a first look that passed judged again with ``2k``
     pairs for the blind curves (those whose pairs could not have shown ``blind_factor``
     thresholds), or as many as the group has beyond ``k`` (busy pairs are left out)."""
-    if runs is None:
-        runs = sbs.family([first(c, k) for c in group], replace(rule, min_pairs=k))
-    look = sbs.judge([first(c, k, step, stepped) for c in group if c.n_pairs >= k], rule, runs)
+    look = sbs.judge([first(c, k, step, stepped) for c in group if c.n_pairs >= k], rule)
     if not again or any(c.status == sbs.REGRESSION for c in look):
         return look
     blind = {c.label for c in look if c.blind}
 
     def again_(c: sbs.Curve) -> sbs.Curve:
         n = min(2 * k, c.n_pairs)   # the pairs the second round kept (busy ones left out)
-        return sbs.judge([first(c, n, step, stepped)], rule, runs)[0]
+        return sbs.judge([first(c, n, step, stepped)], rule)[0]
     return [again_(c) if c.label in blind and c.n_pairs > k else v
             for c, v in zip([c for c in group if c.n_pairs >= k], look, strict=True)]
 
@@ -119,9 +116,6 @@ def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, f
     step = abs(math.log(factor))
     width = width or rule.min_sizes
     found = total = 0
-    # the step is judged within its comparison: a shared alpha is the whole group's
-    family = {id(g): sbs.family([first(c, k) for c in g], replace(rule, min_pairs=k))
-              for g in groups}
     for group in groups:
         for c in group:
             latency = worse_when(c.keys['unit']) > 0
@@ -131,8 +125,7 @@ def injected(groups: list[list[sbs.Curve]], k: int, rule: sbs.Rule, kind: str, f
             for start in range(len(c.sizes) - width + 1):
                 stepped = tuple(c.sizes[start:start + width])
                 total += 1
-                found += judged([c], k, rule, again, step, stepped,
-                                runs=family[id(group)])[0].status == sbs.REGRESSION
+                found += judged([c], k, rule, again, step, stepped)[0].status == sbs.REGRESSION
     return found, total
 
 
@@ -157,8 +150,6 @@ def main(argv: list[str] | None = None) -> int:
                     help='upgrade.sh side-by-side\'s second round: the blind curves of a look '
                     'that passed judged again on twice the pairs (give --group twice the '
                     'sessions of one round)')
-    ap.add_argument('--family-wise', action='store_true',
-                    help='alpha shared by the comparison\'s headline runs of sizes, as pairs')
     ap.add_argument('--no-modes', action='store_true',
                     help='no launch-mode rule: a pair split between modes counts')
     args = ap.parse_args(argv)
@@ -171,7 +162,6 @@ def main(argv: list[str] | None = None) -> int:
           f'signed-rank p <= {args.alpha}, '
           f'{args.min_sizes} adjacent sizes as one; {args.group} session(s) per comparison'
           + ('; blind curves judged again on twice the pairs' if args.again else '')
-          + ('; alpha shared by the comparison (pairs)' if args.family_wise else '')
           + ('; no launch-mode rule' if args.no_modes else
              f'; pairs split between launch modes (x{sbs.Rule.mode_gap}) left out'))
     for spec in args.pair:
@@ -190,7 +180,6 @@ def main(argv: list[str] | None = None) -> int:
                             alpha=args.alpha, min_sizes=args.min_sizes, min_pairs=k,
                             alone_factor=args.alone_factor,
                             mode_gap=None if args.no_modes else sbs.Rule.mode_gap,
-                            family_wise=args.family_wise,
                             by_couples=args.couples)
             # a comparison none of whose curves has k quiet pairs judged nothing: not a pass
             verdicts = [v for v in (judged(g, k, rule, args.again) for g in groups) if v]

@@ -380,15 +380,3 @@ def test_one_mode_of_noise_is_not_cut_in_two():
     cut = sbs.mode_cut(two, rule)
     assert cut is not None and np.log(40) < cut < np.log(70)
     assert sbs.mode_cut(two, sbs.Rule(mode_gap=None)) is None
-
-
-def test_a_family_wise_alpha_is_shared_by_the_comparisons_runs_of_sizes():
-    """12 pairs all one way give p 1/4096 as pairs: found with the alpha shared by a few runs,
-    not by a thousand (0.05 / 1000 is below what 12 pairs can reach)."""
-    frame = _frame({65536: 1.3, 1048576: 1.3}, pairs=12)
-    rule = sbs.Rule(family_wise=True)
-    (alone,) = sbs.judge(sbs.pair_curves(frame, "old", "new"), rule)
-    assert alone.status == sbs.REGRESSION and alone.couples == 0 and alone.p <= 1 / 4096
-    assert sbs.family([alone], rule) == 3            # 4 sizes: 3 runs of 2
-    (crowded,) = sbs.judge(sbs.pair_curves(frame, "old", "new"), rule, runs=1000)
-    assert crowded.status == sbs.OK

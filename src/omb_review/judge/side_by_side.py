@@ -30,13 +30,8 @@ threshold). Otherwise the figure is kept as ``ok`` and counted as *moved alone* 
 sessions two of the three false alarms were a collective's ``min_latency`` or
 ``max_latency`` alone, +15 % and -10 %, docs/dev/gate.md).
 
-**Launch modes**: on some days a launch lands, whole, in a fast or a slow mode (this VM's
-mornings: ``osu_reduce`` 64 KiB 33 or 83 us, launch by launch, on one library), and a pair's
-ratio is then which mode each launch drew. A size whose launches (both sides pooled) split in
-two modes ``mode_gap`` times apart or more (:func:`mode_cut`) leaves out the pairs whose two
-launches landed in different modes, unless the two sides' shares of the slow mode differ
-(Fisher's exact test at ``mode_alpha``: the library moved between the modes, and every pair
-counts). A run with too few pairs left for the test to reach ``alpha`` is not judged.
+**Launch modes**: at a size whose launches fall in two modes, the pairs split between them
+are left out (:mod:`omb_review.judge.launch_modes`).
 
 **Both orders** (a crossover): the launch that comes second can be faster (measured on `local`,
 docs/dev/gate.md), so ``scripts/upgrade.sh side-by-side`` runs half its pairs with the
@@ -61,12 +56,11 @@ from typing import NamedTuple
 
 import numpy as np
 import polars as pl
-from scipy.stats import fisher_exact, mannwhitneyu, wilcoxon
+from scipy.stats import mannwhitneyu, wilcoxon
 
 from omb_review.judge.findings import size_text
 from omb_review.read.series import counts, curve_label, with_size, worse_when
 from omb_suite import perflog_schema
-from omb_suite.osu import catalogue
 
 #: What one curve is, on both sides (the environment is the side, not the curve).
 CURVE_KEYS = ("system", "partition", "test", *perflog_schema.measurement_columns(), "metric",
@@ -108,17 +102,7 @@ class Rule:
     blind_factor: float = 2.0
     #: ... over any run of this many adjacent sizes (a regression of a range of sizes).
     blind_sizes: int = 3
-    #: Launch modes: a size whose launches (both sides, every session) fall in two groups at
-    #: least ``mode_gap`` times apart, the smaller holding ``mode_share`` of them or more, the
-    #: groups ``mode_separation`` of the variance (:func:`mode_cut`), is *bimodal*; there a
-    #: pair whose two launches landed in different modes is left out (its ratio is the
-    #: machine's mode, not the library), unless the sides' shares of the slow mode differ by
-    #: Fisher's exact test at ``mode_alpha`` (then the mode is the library's, and every pair
-    #: counts). ``mode_gap`` None: no mode rule.
-    #: alpha shared by the comparison (Bonferroni over the runs of sizes of its headline
-    #: curves with enough pairs), each curve judged as pairs (the smallest p of 12 pairs is
-    #: 1/4096; of 6 couples 1/64, which cannot reach a shared alpha).
-    family_wise: bool = False
+    #: Launch modes (:mod:`omb_review.judge.launch_modes`); ``mode_gap`` None: no mode rule.
     mode_gap: float | None = 1.5
     mode_share: float = 0.1
     mode_separation: float = 0.8
@@ -275,7 +259,7 @@ def _judge_one(c: Curve, rule: Rule) -> None:
         return
     c.couples = min(c.orders())
     c.order_moved = c.couples >= rule.min_couples and order_effect(c, rule)
-    if c.couples < rule.min_couples or rule.family_wise or not rule.by_couples:
+    if c.couples < rule.min_couples or not rule.by_couples:
         c.couples = 0
     modes(c, rule)
     need = min(rule.min_sizes, len(c.sizes))
@@ -307,56 +291,6 @@ def order_effect(c: Curve, rule: Rule) -> bool:
     return bool(mannwhitneyu(per_pair[first], per_pair[~first]).pvalue <= rule.order_alpha)
 
 
-def mode_cut(values: list[float], rule: Rule) -> float | None:
-    """Where launches (oriented logs) split in two modes, or None when they are one mode (or
-    no mode rule): cut in two where the groups differ most (Otsu: the largest between-group
-    variance), they are two modes when that variance is ``rule.mode_separation`` of the whole
-    or more (a normal noise cut in two gives 0.64), their medians ``rule.mode_gap`` times apart
-    or more, and the smaller group holds ``rule.mode_share`` of the launches or more."""
-    if rule.mode_gap is None or len(values) < 4:
-        return None
-    x = np.sort(np.asarray(values, dtype=float))
-    n = len(x)
-    total = float(x.var())
-    if total <= 0:
-        return None
-    k = np.arange(1, n)
-    sums = np.cumsum(x)[:-1]
-    low_mean, high_mean = sums / k, (x.sum() - sums) / (n - k)
-    between = (k / n) * (1 - k / n) * (high_mean - low_mean) ** 2
-    below = int(np.argmax(between)) + 1
-    low, high = x[:below], x[below:]
-    if (between[below - 1] / total < rule.mode_separation
-            or float(np.median(high) - np.median(low)) < math.log(rule.mode_gap)
-            or min(below, n - below) < rule.mode_share * n):
-        return None
-    return float(x[below - 1] + x[below]) / 2
-
-
-def modes(c: Curve, rule: Rule) -> None:
-    """Each bimodal size's pairs split between launch modes (``Curve.split``), in place: the
-    launches of both sides pooled, cut at the widest gap of their sorted values (see
-    :class:`Rule`); a size whose sides differ in their share of the slow mode keeps every
-    pair (the library moved between modes)."""
-    c.split, c.bimodal, c.split_pairs = {}, [], 0
-    if rule.mode_gap is None:
-        return
-    for size, pairs in c.launches.items():
-        if len(pairs) < rule.min_pairs:
-            continue
-        cut = mode_cut([v for pair in pairs for v in pair], rule)
-        if cut is None:
-            continue
-        slow = [(b > cut, a > cut) for b, a in pairs]
-        before_slow, after_slow = sum(x for x, _ in slow), sum(y for _, y in slow)
-        table = [[before_slow, len(slow) - before_slow], [after_slow, len(slow) - after_slow]]
-        if fisher_exact(table).pvalue <= rule.mode_alpha:
-            continue
-        c.bimodal.append(size)
-        c.split[size] = [x != y for x, y in slow]
-        c.split_pairs = max(c.split_pairs, sum(c.split[size]))
-
-
 def stepped(c: Curve, step: float, sizes: set) -> Curve:
     """The curve, unjudged, with ``step`` (oriented log) added to the pairs of ``sizes``: a
     change of the new library at those sizes."""
@@ -382,58 +316,14 @@ def sees(c: Curve, rule: Rule) -> bool:
     return True
 
 
-def family(curves: list[Curve], rule: Rule) -> int:
-    """The runs of sizes of a comparison's headline curves with enough pairs: what a
-    ``family_wise`` alpha is shared by."""
-    return sum(len(c.sizes) - min(rule.min_sizes, len(c.sizes)) + 1 for c in curves
-               if stands_alone(c) and c.n_pairs >= rule.min_pairs)
-
-
-def judge(curves: list[Curve], rule: Rule = Rule(), runs: int | None = None) -> list[Curve]:
-    """Each curve's status by the rule (see module); the curves, judged in place. ``runs``:
-    what a ``family_wise`` alpha is shared by, when the curves are part of a comparison
-    (default: :func:`family` of these curves)."""
-    if rule.family_wise:
-        rule = replace(rule, alpha=rule.alpha / max(1, family(curves, rule) if runs is None
-                                                    else runs))
+def judge(curves: list[Curve], rule: Rule = Rule()) -> list[Curve]:
+    """Each curve's status by the rule (see module); the curves, judged in place."""
     for c in curves:
         _judge_one(c, rule)
-    _beside_headline(curves, rule)
+    beside_headline(curves, rule)
     for c in curves:
         c.blind = c.status == OK and not c.alone and stands_alone(c) and not sees(c, rule)
     return curves
-
-
-def stands_alone(c: Curve) -> bool:
-    """Whether a change of this curve's figure is a finding on its own (a program the
-    catalogue does not know: yes)."""
-    try:
-        program = catalogue.get(str(c.keys.get("benchmark")))
-    except KeyError:
-        return True
-    return program.stands_alone(str(c.keys["metric"]))
-
-
-def _beside_headline(curves: list[Curve], rule: Rule) -> None:
-    """A secondary figure's regression or improvement stands only beside the same status of a
-    headline figure of the same curve, or by ``rule.alone_factor`` times the threshold; where
-    the curve has no headline figure among these, it stands."""
-    def same_curve(c: Curve) -> tuple:
-        return tuple(str(v) for k, v in c.keys.items() if k not in ("metric", "unit"))
-    headlines: dict[tuple, list[Curve]] = defaultdict(list)
-    for c in curves:
-        if stands_alone(c):
-            headlines[same_curve(c)].append(c)
-    for c in curves:
-        beside = headlines.get(same_curve(c), [])
-        if c.status not in (REGRESSION, IMPROVEMENT) or stands_alone(c) or not beside:
-            continue
-        large = abs(math.log(c.change)) >= math.log1p(
-            rule.alone_factor * rule.limit(c.keys["unit"]))
-        if not large and all(h.status != c.status for h in beside):
-            c.alone = (f"{c.status} alone, beside "
-                       + ", ".join(f"{h.keys['metric']} {h.status}" for h in beside))
-            c.status = OK
 
 
 def _size(size: int | None) -> str:
@@ -452,3 +342,8 @@ def describe(c: Curve) -> str:
             else f"{c.status.upper()} {c.label} [{c.keys['unit']}]")
     return (f"{said} {where}: after/before {(ratio - 1) * 100:+.0f} % (median of {units}, p "
             f"{c.p:.3g}){'; ' + c.alone + ': not a finding' if c.alone else ''}")
+
+
+from omb_review.judge.headline import beside_headline, stands_alone  # noqa: E402
+from omb_review.judge.launch_modes import mode_cut, modes  # noqa: E402, F401
+
