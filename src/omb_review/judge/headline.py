@@ -15,8 +15,6 @@ from omb_suite.osu import catalogue
 if TYPE_CHECKING:
     from omb_review.judge.side_by_side import Curve, Rule
 
-REGRESSION, IMPROVEMENT, OK = "regression", "improvement", "ok"
-
 
 def stands_alone(c: Curve) -> bool:
     """Whether a change of this curve's figure is a finding on its own (a program the
@@ -32,6 +30,8 @@ def beside_headline(curves: list[Curve], rule: Rule) -> None:
     """A secondary figure's regression or improvement stands only beside the same status of a
     headline figure of the same curve, or by ``rule.alone_factor`` times the threshold; where
     the curve has no headline figure among these, it stands."""
+    from omb_review.judge.side_by_side import IMPROVEMENT, OK, REGRESSION  # one place
+
     def same_curve(c: Curve) -> tuple:
         return tuple(str(v) for k, v in c.keys.items() if k not in ("metric", "unit"))
     headlines: dict[tuple, list[Curve]] = defaultdict(list)
